@@ -1,0 +1,184 @@
+# ocp-capi — build, generate and test.
+#
+# Every tool is built from the Go module proxy by the modules under hack/tools.
+# A tool binary is named after its pinned version (bin/<tool>-<version>) with a
+# plain symlink beside it, so it is rebuilt only when the pin in hack/tools
+# changes.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BIN := bin
+TOOLS := $(ROOT)/hack/tools
+export GOTOOLCHAIN := local
+export PATH := $(ROOT)/bin:$(PATH)
+
+# Pinned versions, read from the tools modules so that go.mod stays the only
+# place a version is written.
+modver = $(shell awk '($$1 == "$(2)" && $$2 ~ /^v/) {print $$2; exit} ($$1 == "require" && $$2 == "$(2)") {print $$3; exit}' $(1)/go.mod)
+K8S_VERSION        := $(call modver,$(TOOLS)/kubernetes,k8s.io/kubernetes)
+ETCD_VERSION       := $(call modver,$(TOOLS)/etcd,go.etcd.io/etcd/server/v3)
+KUSTOMIZE_VERSION  := $(call modver,$(TOOLS)/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
+CONTROLLER_GEN_VERSION := $(call modver,$(TOOLS),sigs.k8s.io/controller-tools)
+HELM_VERSION       := $(call modver,$(TOOLS),helm.sh/helm/v3)
+CAPI_VERSION       := $(call modver,$(TOOLS),sigs.k8s.io/cluster-api)
+GOLANGCI_LINT_VERSION := $(call modver,$(TOOLS)/golangci-lint,github.com/golangci/golangci-lint/v2)
+
+$(foreach v,K8S_VERSION ETCD_VERSION KUSTOMIZE_VERSION CONTROLLER_GEN_VERSION HELM_VERSION CAPI_VERSION GOLANGCI_LINT_VERSION,\
+	$(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
+
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+CAPI_MINOR := $(word 2,$(subst ., ,$(CAPI_VERSION)))
+
+# Version stamps: a build from a module has no git tree to read them from.
+K8S_LDFLAGS := -s -w $(foreach p,k8s.io/client-go/pkg/version k8s.io/component-base/version,\
+	-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR) -X $(p).gitTreeState=clean)
+CAPI_LDFLAGS := -s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$(CAPI_VERSION) \
+	-X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$(CAPI_MINOR) \
+	-X sigs.k8s.io/cluster-api/version.gitTreeState=clean
+GOBUILD_TOOL := CGO_ENABLED=0 go build -trimpath
+
+# The binaries the API server tests need (envtest's layout: kube-apiserver, etcd, kubectl).
+TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl
+# Every tool needed to generate, test and package.
+ALL_TOOLS := $(TEST_TOOLS) $(BIN)/controller-gen $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
+
+MANAGERS := bootstrap-manager controlplane-manager infrastructure-manager addon-manager
+GO_TEST_FLAGS ?= -race -count=1
+# Integration tests start their own API server; the packages run one at a time
+# on small machines so that several API servers do not compete for 2 cores.
+GO_TEST_PARALLEL ?= 2
+MGMT_DIR ?= $(ROOT)/.mgmt
+MGMT_KUBECONFIG ?= $(MGMT_DIR)/kubeconfig
+UPSTREAM_CRDS ?= $(if $(wildcard $(ROOT)/../shared/upstream-crds),$(abspath $(ROOT)/../shared/upstream-crds),none)
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Tools (built from the Go module proxy)
+
+.PHONY: tools test-tools
+tools: $(ALL_TOOLS) ## Build every tool into bin/.
+test-tools: $(TEST_TOOLS) ## Build kube-apiserver, etcd and kubectl for the tests.
+
+# kube-apiserver and kubectl come from one go build so they share the compile.
+$(BIN)/kube-apiserver-$(K8S_VERSION) $(BIN)/kubectl-$(K8S_VERSION) &: $(TOOLS)/kubernetes/go.mod
+	@mkdir -p $(BIN)/.k8s-$(K8S_VERSION)
+	cd $(TOOLS)/kubernetes && $(GOBUILD_TOOL) -tags=selinux,notest,grpcnotrace -ldflags "$(K8S_LDFLAGS)" \
+		-o $(ROOT)/$(BIN)/.k8s-$(K8S_VERSION)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
+	mv $(BIN)/.k8s-$(K8S_VERSION)/kube-apiserver $(BIN)/kube-apiserver-$(K8S_VERSION)
+	mv $(BIN)/.k8s-$(K8S_VERSION)/kubectl $(BIN)/kubectl-$(K8S_VERSION)
+	rmdir $(BIN)/.k8s-$(K8S_VERSION)
+
+# The rest of a Kubernetes node, for the full local management cluster.
+K8S_NODE_CMDS := kube-controller-manager kube-scheduler kubelet kube-proxy
+$(foreach c,$(K8S_NODE_CMDS),$(BIN)/$(c)-$(K8S_VERSION)) &: $(TOOLS)/kubernetes/go.mod
+	@mkdir -p $(BIN)/.k8s-node-$(K8S_VERSION)
+	cd $(TOOLS)/kubernetes && $(GOBUILD_TOOL) -tags=selinux,notest,grpcnotrace -ldflags "$(K8S_LDFLAGS)" \
+		-o $(ROOT)/$(BIN)/.k8s-node-$(K8S_VERSION)/ $(foreach c,$(K8S_NODE_CMDS),k8s.io/kubernetes/cmd/$(c))
+	$(foreach c,$(K8S_NODE_CMDS),mv $(BIN)/.k8s-node-$(K8S_VERSION)/$(c) $(BIN)/$(c)-$(K8S_VERSION);)
+	rmdir $(BIN)/.k8s-node-$(K8S_VERSION)
+
+$(BIN)/etcd-$(ETCD_VERSION): $(TOOLS)/etcd/go.mod
+	cd $(TOOLS)/etcd && $(GOBUILD_TOOL) -ldflags "-s -w" -o $(ROOT)/$@ go.etcd.io/etcd/server/v3
+
+$(BIN)/kustomize-$(KUSTOMIZE_VERSION): $(TOOLS)/kustomize/go.mod
+	cd $(TOOLS)/kustomize && $(GOBUILD_TOOL) -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$(KUSTOMIZE_VERSION)" \
+		-o $(ROOT)/$@ sigs.k8s.io/kustomize/kustomize/v5
+
+$(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION): $(TOOLS)/go.mod
+	cd $(TOOLS) && $(GOBUILD_TOOL) -ldflags "-s -w -X sigs.k8s.io/controller-tools/pkg/version.version=$(CONTROLLER_GEN_VERSION)" \
+		-o $(ROOT)/$@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(BIN)/helm-$(HELM_VERSION): $(TOOLS)/go.mod
+	cd $(TOOLS) && $(GOBUILD_TOOL) -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)" \
+		-o $(ROOT)/$@ helm.sh/helm/v3/cmd/helm
+
+$(BIN)/clusterctl-$(CAPI_VERSION): $(TOOLS)/go.mod
+	cd $(TOOLS) && $(GOBUILD_TOOL) -ldflags "$(CAPI_LDFLAGS)" -o $(ROOT)/$@ sigs.k8s.io/cluster-api/cmd/clusterctl
+
+$(BIN)/capi-manager-$(CAPI_VERSION): $(TOOLS)/go.mod
+	cd $(TOOLS) && $(GOBUILD_TOOL) -ldflags "$(CAPI_LDFLAGS)" -o $(ROOT)/$@ sigs.k8s.io/cluster-api/core
+
+$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION): $(TOOLS)/golangci-lint/go.mod
+	cd $(TOOLS)/golangci-lint && $(GOBUILD_TOOL) -ldflags "-s -w -X main.version=$(GOLANGCI_LINT_VERSION)" \
+		-o $(ROOT)/$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+# bin/<tool> -> bin/<tool>-<version>. The link is remade whenever the
+# versioned binary is newer, so switching pins back and forth needs no rebuild.
+$(BIN)/kube-apiserver: $(BIN)/kube-apiserver-$(K8S_VERSION)
+$(BIN)/kubectl: $(BIN)/kubectl-$(K8S_VERSION)
+$(BIN)/etcd: $(BIN)/etcd-$(ETCD_VERSION)
+$(BIN)/kustomize: $(BIN)/kustomize-$(KUSTOMIZE_VERSION)
+$(BIN)/controller-gen: $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+$(BIN)/helm: $(BIN)/helm-$(HELM_VERSION)
+$(BIN)/clusterctl: $(BIN)/clusterctl-$(CAPI_VERSION)
+$(BIN)/capi-manager: $(BIN)/capi-manager-$(CAPI_VERSION)
+$(BIN)/golangci-lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+$(foreach c,$(K8S_NODE_CMDS),$(eval $(BIN)/$(c): $(BIN)/$(c)-$(K8S_VERSION)))
+$(BIN)/kube-apiserver $(BIN)/kubectl $(BIN)/etcd $(BIN)/kustomize $(BIN)/controller-gen $(BIN)/helm \
+$(BIN)/clusterctl $(BIN)/capi-manager $(BIN)/golangci-lint $(foreach c,$(K8S_NODE_CMDS),$(BIN)/$(c)):
+	ln -sfn $(notdir $<) $@
+
+##@ Code generation
+
+# Deepcopy for every API package; CRDs split by the provider that serves them;
+# the consumed APIs' CRDs go to the test environment only.
+.PHONY: generate
+generate: $(BIN)/controller-gen ## Generate deepcopy, CRDs, RBAC and webhook manifests.
+	hack/generate.sh
+
+.PHONY: verify-generate
+verify-generate: $(BIN)/controller-gen ## Fail if any generated file is stale (runs generate in a scratch copy).
+	hack/verify-generate.sh
+
+##@ Build
+
+.PHONY: build
+build: $(addprefix $(BIN)/,$(MANAGERS)) ## Build the four managers into bin/.
+
+.PHONY: $(addprefix $(BIN)/,$(MANAGERS))
+$(addprefix $(BIN)/,$(MANAGERS)):
+	go build -trimpath -o $(ROOT)/$@ ./cmd/$(notdir $@)
+
+$(BIN)/mgmt: FORCE
+	go build -o $(ROOT)/$@ ./test/cmd/mgmt
+
+.PHONY: FORCE
+FORCE:
+
+##@ Test
+
+.PHONY: test
+test: verify-generate test-tools ## Verify generated code, then run unit and API-server integration tests with -race.
+	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
+		go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./...
+
+.PHONY: lint
+lint: ## go vet, gofmt, and golangci-lint (built from the proxy).
+	go vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(MAKE) $(BIN)/golangci-lint
+	$(BIN)/golangci-lint run ./...
+
+##@ Local management plane
+
+.PHONY: mgmt-up mgmt-down mgmt-status
+mgmt-up: test-tools $(BIN)/mgmt ## Start etcd + kube-apiserver on loopback with all CRDs; kubeconfig at $(MGMT_KUBECONFIG).
+	$(BIN)/mgmt up --state-dir $(MGMT_DIR) --kubeconfig $(MGMT_KUBECONFIG) --bin-dir $(BIN) --upstream-crds $(UPSTREAM_CRDS)
+
+mgmt-down: $(BIN)/mgmt ## Stop the local management plane and remove its state.
+	$(BIN)/mgmt down --state-dir $(MGMT_DIR)
+
+mgmt-status: $(BIN)/mgmt ## Print whether the local management plane runs.
+	$(BIN)/mgmt status --state-dir $(MGMT_DIR)
+
+.PHONY: clean
+clean: ## Remove build outputs (keeps the versioned tools).
+	rm -f $(addprefix $(BIN)/,$(MANAGERS)) $(BIN)/mgmt
+	rm -rf out
