@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The ocp-capi Authors.
+
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PlatformType is the kind of infrastructure a cluster runs on.
+// +kubebuilder:validation:Enum="";AWS;Azure;BareMetal;GCP;Libvirt;OpenStack;None;VSphere;oVirt;IBMCloud;KubeVirt;EquinixMetal;PowerVS;AlibabaCloud;Nutanix;External
+type PlatformType string
+
+// The platform types this project acts on.
+const (
+	OpenStackPlatformType PlatformType = "OpenStack"
+	BareMetalPlatformType PlatformType = "BareMetal"
+	NonePlatformType      PlatformType = "None"
+	ExternalPlatformType  PlatformType = "External"
+)
+
+// TopologyMode is how many replicas a cluster runs its components with.
+type TopologyMode string
+
+// The values of TopologyMode.
+const (
+	HighlyAvailableTopologyMode TopologyMode = "HighlyAvailable"
+	HighlyAvailableArbiterMode  TopologyMode = "HighlyAvailableArbiter"
+	SingleReplicaTopologyMode   TopologyMode = "SingleReplica"
+	DualReplicaTopologyMode     TopologyMode = "DualReplica"
+	ExternalTopologyMode        TopologyMode = "External"
+)
+
+// PlatformSpec is the user's platform configuration; only the discriminator
+// is modelled. Type has no omitempty upstream.
+type PlatformSpec struct {
+	// +optional
+	Type PlatformType `json:"type"`
+}
+
+// InfrastructureSpec is the desired infrastructure configuration.
+type InfrastructureSpec struct {
+	// +optional
+	PlatformSpec PlatformSpec `json:"platformSpec,omitempty"`
+}
+
+// PlatformStatus is the observed platform; only the discriminator is
+// modelled. Type has no omitempty upstream.
+type PlatformStatus struct {
+	// +optional
+	Type PlatformType `json:"type"`
+}
+
+// InfrastructureStatus is the observed infrastructure. Upstream writes
+// infrastructureName, apiServerURL, apiServerInternalURI and
+// controlPlaneTopology even when empty.
+type InfrastructureStatus struct {
+	// InfrastructureName is the cluster's unique infrastructure ID, used to
+	// name and tag cloud resources.
+	// +optional
+	InfrastructureName string `json:"infrastructureName"`
+
+	// Platform is deprecated upstream in favour of PlatformStatus.Type.
+	// +optional
+	Platform PlatformType `json:"platform,omitempty"`
+
+	// +optional
+	PlatformStatus *PlatformStatus `json:"platformStatus,omitempty"`
+
+	// +optional
+	APIServerURL string `json:"apiServerURL"`
+
+	// APIServerInternalURL is spelled apiServerInternalURI on the wire.
+	// +optional
+	APIServerInternalURL string `json:"apiServerInternalURI"`
+
+	// +optional
+	// +kubebuilder:default=HighlyAvailable
+	// +kubebuilder:validation:Enum=HighlyAvailable;HighlyAvailableArbiter;SingleReplica;External
+	ControlPlaneTopology TopologyMode `json:"controlPlaneTopology"`
+
+	// +optional
+	// +kubebuilder:default=HighlyAvailable
+	// +kubebuilder:validation:Enum=HighlyAvailable;SingleReplica
+	InfrastructureTopology TopologyMode `json:"infrastructureTopology,omitempty"`
+}
+
+// Infrastructure is the cluster-wide infrastructure configuration; a
+// cluster has one, named "cluster".
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=infrastructures,scope=Cluster
+// +kubebuilder:subresource:status
+type Infrastructure struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec InfrastructureSpec `json:"spec"`
+	// +optional
+	Status InfrastructureStatus `json:"status"`
+}
+
+// InfrastructureList is a list of Infrastructures.
+// +kubebuilder:object:root=true
+type InfrastructureList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Infrastructure `json:"items"`
+}
