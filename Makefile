@@ -45,6 +45,7 @@ TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl
 # Every tool needed to generate, test and package.
 ALL_TOOLS := $(TEST_TOOLS) $(BIN)/controller-gen $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
 
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 MANAGERS := bootstrap-manager controlplane-manager infrastructure-manager addon-manager
 GO_TEST_FLAGS ?= -race -count=1
 # Integration tests start their own API server; the packages run one at a time
@@ -144,7 +145,7 @@ build: $(addprefix $(BIN)/,$(MANAGERS)) ## Build the four managers into bin/.
 
 .PHONY: $(addprefix $(BIN)/,$(MANAGERS))
 $(addprefix $(BIN)/,$(MANAGERS)):
-	go build -trimpath -o $(ROOT)/$@ ./cmd/$(notdir $@)
+	go build -trimpath -ldflags "-X github.com/ocp-capi/ocp-capi/internal/manager.Version=$(VERSION)" -o $(ROOT)/$@ ./cmd/$(notdir $@)
 
 $(BIN)/mgmt: FORCE
 	go build -o $(ROOT)/$@ ./test/cmd/mgmt
