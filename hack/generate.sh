@@ -54,7 +54,7 @@ crds api/controlplane controlplane/config/crd/bases
 # Consumed APIs: CRDs for the test environment only, never released.
 crds internal/consumed test/crds/consumed
 
-rbac infrastructure-manager-role config/infrastructure/rbac internal/controller/openstack internal/openstack
+rbac infrastructure-manager-role config/infrastructure/rbac internal/controller/infrastructure internal/openstack internal/webhooks/infrastructure
 rbac bootstrap-manager-role bootstrap/config/rbac bootstrap/controllers
 rbac controlplane-manager-role controlplane/config/rbac controlplane/controllers
 rbac addon-manager-role config/addon/rbac internal/controller/addon

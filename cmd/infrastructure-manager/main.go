@@ -3,16 +3,18 @@
 package main
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	infrawebhooks "github.com/ocp-capi/ocp-capi/internal/webhooks/infrastructure"
 )
 
 func main() {
 	manager.Main(manager.Spec{
 		Name:        "infrastructure-manager",
 		Description: "infrastructure-manager runs the Cluster API infrastructure provider for OpenStack.",
-		AddToScheme: []func(*runtime.Scheme) error{clusterv1.AddToScheme},
+		AddToScheme: infrastructure.AddToScheme,
+		Controllers: infrastructure.Controllers(clients.Options{}),
+		Webhooks:    infrawebhooks.SetupWebhooks,
 	})
 }

@@ -8,6 +8,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/consumed"
 )
 
@@ -18,6 +20,8 @@ func AddAll(s *runtime.Scheme) error {
 		apiextensionsv1.AddToScheme,
 		clusterv1.AddToScheme,
 		consumed.AddToScheme,
+		infrav1.AddToScheme,
+		infrav1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -56,6 +56,11 @@ type Options struct {
 	AttachOutput bool
 	// ExtraCRDs are installed after the standard sets.
 	ExtraCRDs []*apiextensionsv1.CustomResourceDefinition
+	// WebhookManifests are files or directories of webhook configurations
+	// (controller-gen's manifests.yaml), relative to RepoRoot unless
+	// absolute. They are installed calling a webhook server on this machine,
+	// which the test runs with WebhookServerOptions. Default: none.
+	WebhookManifests []string
 }
 
 // Environment is a running API server with the project's CRDs.
@@ -97,6 +102,9 @@ func Start(opts Options) (*Environment, error) {
 		ControlPlaneStartTimeout: 90 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
 		AttachControlPlaneOutput: opts.AttachOutput,
+	}
+	if env.WebhookInstallOptions, err = webhookInstallOptions(paths.RepoRoot, opts.WebhookManifests); err != nil {
+		return nil, err
 	}
 	// envtest resolves binaries by name in BinaryAssetsDirectory, but a
 	// missing one only shows up as an obscure start failure; say it plainly.

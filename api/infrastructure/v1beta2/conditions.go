@@ -1,0 +1,100 @@
+package v1beta2
+
+// Condition types and reasons of the OpenStack provider. Every condition a
+// controller owns is set on its first visit (Unknown when nothing is known
+// yet) and always carries a reason from this list. Ready is a summary.
+// The reasons are documented for users in docs/openstack/conditions.md.
+
+// Condition types.
+const (
+	// ReadyCondition summarizes the other conditions.
+	ReadyCondition = "Ready"
+
+	// ReferencesResolvedCondition: image, flavor, networks, subnets,
+	// security groups and server group were resolved to IDs.
+	ReferencesResolvedCondition = "ReferencesResolved"
+
+	// PortsReadyCondition: every port (and trunk) of the server exists.
+	PortsReadyCondition = "PortsReady"
+
+	// VolumesReadyCondition: volumes that must exist before the server
+	// boots exist and are available.
+	VolumesReadyCondition = "VolumesReady"
+
+	// InstanceReadyCondition: the Nova server is ACTIVE.
+	InstanceReadyCondition = "InstanceReady"
+
+	// CapacityResolvedCondition (OpenStackMachineTemplate): the flavor was
+	// read and status.capacity filled.
+	CapacityResolvedCondition = "CapacityResolved"
+)
+
+// Reasons shared by several conditions.
+const (
+	// ReadyReason: the condition is True.
+	ReadyReason = "Ready"
+	// NotReadyReason: a summary is False.
+	NotReadyReason = "NotReady"
+	// ReadyUnknownReason: a summary is Unknown.
+	ReadyUnknownReason = "ReadyUnknown"
+	// PendingReason: nothing is known yet; first visit.
+	PendingReason = "Pending"
+	// WaitingForDependenciesReason: an earlier step has not finished.
+	WaitingForDependenciesReason = "WaitingForDependencies"
+	// DeletingReason: the resource is being deleted.
+	DeletingReason = "Deleting"
+
+	// Transient: the controller retries with backoff and never gives up.
+
+	// OpenStackUnavailableReason: a 5xx answer, a timeout or a dropped
+	// connection.
+	OpenStackUnavailableReason = "OpenStackUnavailable"
+	// RateLimitedReason: a 429 answer; the controller waits Retry-After.
+	RateLimitedReason = "RateLimited"
+	// AuthenticationFailedReason: the credentials were refused or the
+	// identity Secret is missing or malformed. Retried, since the Secret or
+	// Keystone may be fixed.
+	AuthenticationFailedReason = "AuthenticationFailed"
+
+	// Terminal: the spec or the cloud must change; the controller does not
+	// hot-loop (it retries slowly, and at once when the object changes).
+
+	// InvalidSpecReason: the spec cannot be acted on (rejected by OpenStack
+	// with 400, or inconsistent).
+	InvalidSpecReason = "InvalidSpec"
+	// NotFoundReason: a filter or ID matched nothing.
+	NotFoundReason = "NotFound"
+	// AmbiguousReason: a filter matched more than one resource.
+	AmbiguousReason = "Ambiguous"
+	// QuotaExceededReason: a quota of the project is exhausted.
+	QuotaExceededReason = "QuotaExceeded"
+	// ForbiddenReason: the credentials lack a permission (403).
+	ForbiddenReason = "Forbidden"
+)
+
+// Reasons of InstanceReady.
+const (
+	// InstanceBuildingReason: Nova is building the server.
+	InstanceBuildingReason = "InstanceBuilding"
+	// InstanceErrorReason: the server is in ERROR; the message carries
+	// Nova's fault. Not terminal: the server is replaced per policy.
+	InstanceErrorReason = "InstanceError"
+	// InstanceNotActiveReason: the server is SHUTOFF, STOPPED or similar.
+	InstanceNotActiveReason = "InstanceNotActive"
+	// InstanceDeletedReason: the server disappeared from OpenStack after it
+	// was provisioned.
+	InstanceDeletedReason = "InstanceDeleted"
+	// InstanceCreatingReason: the create request is on its way.
+	InstanceCreatingReason = "InstanceCreating"
+)
+
+// Reasons of the OpenStackMachine's InstanceReady beyond the server's.
+const (
+	// WaitingForClusterInfrastructureReason: the Cluster's infrastructure
+	// is not provisioned yet.
+	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
+	// WaitingForBootstrapDataReason: the Machine has no bootstrap data yet.
+	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
+	// WaitingForServerReason: the OpenStackServer has not reported yet.
+	WaitingForServerReason = "WaitingForServer"
+)

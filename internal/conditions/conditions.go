@@ -1,0 +1,95 @@
+// Package conditions holds the condition chores every reconciler of this
+// project shares: set every owned condition on the first visit, turn a
+// step's outcome (done, waiting, transient or terminal error) into a
+// condition and a requeue, and nothing more. The condition arithmetic
+// itself is CAPI's (sigs.k8s.io/cluster-api/util/conditions).
+package conditions
+
+import (
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+
+	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+)
+
+// Reasons used by these helpers (the API packages document them).
+const (
+	PendingReason = "Pending"
+	ReadyReason   = "Ready"
+)
+
+// TerminalRetry is how long a resource with a terminal error waits before
+// the next try. A change to the object triggers a retry at once; this only
+// catches changes outside Kubernetes (an image uploaded, a quota raised).
+const TerminalRetry = 5 * time.Minute
+
+// Waiting is an outcome that is neither done nor failed: OpenStack is still
+// working. Steps return it as an error so that the flow stops there.
+type Waiting interface {
+	error
+	WaitReason() string
+	WaitAfter() time.Duration
+}
+
+// InitUnknown sets each owned condition that is missing to Unknown with
+// reason Pending, so the object shows all of them from the first visit.
+func InitUnknown(obj capiconditions.Setter, types ...string) {
+	for _, t := range types {
+		if capiconditions.Get(obj, t) == nil {
+			capiconditions.Set(obj, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: PendingReason})
+		}
+	}
+}
+
+// MarkTrue sets a condition True with reason Ready (or the one given).
+func MarkTrue(obj capiconditions.Setter, t, message string, reason ...string) {
+	r := ReadyReason
+	if len(reason) > 0 {
+		r = reason[0]
+	}
+	capiconditions.Set(obj, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: r, Message: message})
+}
+
+// MarkFalse sets a condition False.
+func MarkFalse(obj capiconditions.Setter, t, reason, message string) {
+	capiconditions.Set(obj, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: message})
+}
+
+// MarkUnknown sets a condition Unknown.
+func MarkUnknown(obj capiconditions.Setter, t, reason, message string) {
+	capiconditions.Set(obj, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
+}
+
+// Outcome records what a failed or unfinished step means for condition t
+// and returns how to requeue:
+//   - waiting (OpenStack still working): False with the wait reason, requeue
+//     after the wait;
+//   - transient error (429, 5xx, network): Unknown, requeue after
+//     Retry-After when the server gave one, else the error is returned so
+//     controller-runtime backs off exponentially;
+//   - terminal error (bad spec, not found, quota): False with its reason,
+//     requeue after TerminalRetry, no error (no hot loop, no log spam).
+//
+// The bool is true when the caller should treat the error as terminal (for
+// events).
+func Outcome(obj capiconditions.Setter, t string, err error) (ctrl.Result, error, bool) {
+	var w Waiting
+	if errors.As(err, &w) {
+		MarkFalse(obj, t, w.WaitReason(), w.Error())
+		return ctrl.Result{RequeueAfter: w.WaitAfter()}, nil, false
+	}
+	e := clients.Classify(err, "")
+	if e.Class == clients.Transient {
+		MarkUnknown(obj, t, e.Reason, e.Message)
+		if e.RetryAfter > 0 {
+			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil, false
+		}
+		return ctrl.Result{}, err, false
+	}
+	MarkFalse(obj, t, e.Reason, e.Message)
+	return ctrl.Result{RequeueAfter: TerminalRetry}, nil, true
+}

@@ -1,0 +1,133 @@
+// Package openstackmachine reconciles OpenStackMachines: it derives an
+// OpenStackServer of the same name from the machine, its Machine and the
+// cluster, and copies the server's state into the machine per the CAPI
+// v1beta2 infrastructure machine contract. It makes no OpenStack call
+// itself; the OpenStackServer controller does.
+package openstackmachine
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+)
+
+var ownedConditions = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCondition, clusterv1.PausedCondition}
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machines,verbs=get;list;watch
+
+// ClusterDefaults supplies what a machine inherits from its cluster's
+// infrastructure (identity, network, security groups, tags). It returns
+// nil when the cluster has none to give.
+type ClusterDefaults func(ctx context.Context, cluster *clusterv1.Cluster) (*Defaults, error)
+
+// Defaults are the values a machine inherits from its infrastructure
+// cluster.
+type Defaults struct {
+	IdentityRef *infrav1.OpenStackIdentityReference
+	// Network is the cluster network, for machines without ports.
+	Network *infrav1.NetworkParam
+	// Subnets of the cluster network, for the default port.
+	Subnets []infrav1.SubnetParam
+	// SecurityGroups for machines that name none, by role.
+	ControlPlaneSecurityGroups []infrav1.SecurityGroupParam
+	WorkerSecurityGroups       []infrav1.SecurityGroupParam
+	Tags                       []string
+}
+
+// Reconciler reconciles OpenStackMachines.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Defaults may be nil: then machines must carry their identityRef and
+	// ports.
+	Defaults         ClusterDefaults
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	clusterToMachines, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), &infrav1.OpenStackMachineList{}, mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.OpenStackMachine{}).
+		WithOptions(opts).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Owns(&infrav1alpha1.OpenStackServer{}).
+		Watches(&clusterv1.Machine{},
+			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("OpenStackMachine")))).
+		Watches(&clusterv1.Cluster{},
+			handler.EnqueueRequestsFromMapFunc(clusterToMachines),
+			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
+		Complete(r)
+}
+
+// Reconcile follows CAPI's provider skeleton: owner, cluster, pause, patch
+// helper with a deferred summary, then the state switch.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	osm := &infrav1.OpenStackMachine{}
+	if err := r.Client.Get(ctx, req.NamespacedName, osm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	machine, err := util.GetOwnerMachine(ctx, r.Client, osm.ObjectMeta)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	var cluster *clusterv1.Cluster
+	if machine != nil {
+		if cluster, err = util.GetClusterFromMetadata(ctx, r.Client, machine.ObjectMeta); err != nil {
+			// A deleting machine whose cluster is already gone must still
+			// be cleaned up.
+			if osm.DeletionTimestamp.IsZero() {
+				return ctrl.Result{}, client.IgnoreNotFound(err)
+			}
+			cluster = nil
+		}
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osm); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+
+	helper, err := patch.NewHelper(osm, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	conditions.InitUnknown(osm, ownedConditions...)
+	defer func() {
+		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
+			capiconditions.ForConditionTypes{infrav1.InstanceReadyCondition})
+		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+			reterr = fmt.Errorf("patching OpenStackMachine: %w (%v)", err, reterr)
+		}
+	}()
+
+	if !osm.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, osm)
+	}
+	if machine == nil {
+		conditions.MarkUnknown(osm, infrav1.InstanceReadyCondition, infrav1.WaitingForDependenciesReason, "waiting for the Machine controller to set the owner reference")
+		return ctrl.Result{}, nil
+	}
+	return r.reconcileNormal(ctx, osm, machine, cluster)
+}

@@ -1,0 +1,42 @@
+package openstackmachine
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+)
+
+// reconcileDelete deletes the machine's OpenStackServer and keeps the
+// finalizer until it is gone, so the server's cleanup is never orphaned.
+// The server's own Deleting progress is mirrored into InstanceReady.
+func (r *Reconciler) reconcileDelete(ctx context.Context, osm *infrav1.OpenStackMachine) (ctrl.Result, error) {
+	oss := &infrav1alpha1.OpenStackServer{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(osm), oss)
+	switch {
+	case apierrors.IsNotFound(err):
+		controllerutil.RemoveFinalizer(osm, infrav1.OpenStackMachineFinalizer)
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	if oss.DeletionTimestamp.IsZero() {
+		if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+	}
+	msg := "deleting the OpenStackServer"
+	if c := capiconditions.Get(oss, "Deleting"); c != nil && c.Message != "" {
+		msg += ": " + c.Message
+	}
+	conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, infrav1.DeletingReason, msg)
+	// The server's deletion event brings the next pass.
+	return ctrl.Result{}, nil
+}

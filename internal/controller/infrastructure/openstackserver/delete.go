@@ -1,0 +1,50 @@
+package openstackserver
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/server"
+)
+
+// reconcileDelete removes the server and what was made for it, then the
+// finalizer. It needs no status: names find everything (clusterctl move
+// drops status). Progress shows in Deleting and, through InstanceReady, in
+// Ready.
+func (r *Reconciler) reconcileDelete(ctx context.Context, oss *infrav1alpha1.OpenStackServer) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	conditions.MarkTrue(oss, clusterv1.DeletingCondition, "deleting the server, its ports and volumes", clusterv1.DeletingReason)
+	conditions.MarkFalse(oss, infrav1.InstanceReadyCondition, infrav1.DeletingReason, "the server is being deleted")
+
+	clientSet, err := r.Scopes.For(ctx, oss.Namespace, oss.Spec.IdentityRef)
+	if err != nil {
+		// Credentials are needed to delete; never drop the finalizer and
+		// leak the server. The condition says why it is stuck.
+		return r.outcome(oss, clusterv1.DeletingCondition, err)
+	}
+	s := server.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
+	req := server.Request{Name: oss.Name, Spec: &oss.Spec, MachineAZ: ptr.Deref(oss.Spec.AvailabilityZone, "")}
+	known := server.Known{Resolved: oss.Status.Resolved, Resources: oss.Status.Resources, InstanceID: ptr.Deref(oss.Status.InstanceID, "")}
+	if err := server.Delete(ctx, s, req, known); err != nil {
+		res, rerr := r.outcome(oss, clusterv1.DeletingCondition, err)
+		// A wait is still deletion in progress.
+		if c := conditionReason(oss, clusterv1.DeletingCondition); c == infrav1.DeletingReason {
+			conditions.MarkTrue(oss, clusterv1.DeletingCondition, err.Error(), clusterv1.DeletingReason)
+		}
+		return res, rerr
+	}
+	r.Recorder.Eventf(oss, nil, corev1.EventTypeNormal, "ServerDeleted", "Delete", "Server %s and its ports and volumes are deleted", oss.Name)
+	conditions.MarkTrue(oss, clusterv1.DeletingCondition, "", clusterv1.DeletionCompletedReason)
+	controllerutil.RemoveFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer)
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,78 @@
+// Package infrastructure assembles the OpenStack infrastructure provider's
+// controllers for the infrastructure-manager.
+package infrastructure
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackmachine"
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackmachinetemplate"
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackserver"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/scope"
+)
+
+// AddToScheme registers the types the provider uses.
+var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme}
+
+// Controllers returns the provider's controllers. They share one OpenStack
+// client factory, so an identity is authenticated once per process.
+func Controllers(opts clients.Options) []manager.Controller {
+	var once sync.Once
+	var scopes *scope.Factory
+	scopesFor := func(mgr ctrl.Manager) *scope.Factory {
+		once.Do(func() {
+			if opts.Transport == nil {
+				opts.Transport = clients.MetricsTransport
+			}
+			if opts.UserAgent == "" {
+				opts.UserAgent = "ocp-capi-infrastructure-manager/" + manager.Version
+			}
+			scopes = &scope.Factory{Reader: mgr.GetAPIReader(), Clients: clients.NewFactory(opts)}
+		})
+		return scopes
+	}
+	return []manager.Controller{
+		{
+			Name: "openstackserver",
+			Setup: func(ctx context.Context, mgr ctrl.Manager, o manager.ControllerOptions) error {
+				return (&openstackserver.Reconciler{
+					Client:           mgr.GetClient(),
+					APIReader:        mgr.GetAPIReader(),
+					Scopes:           scopesFor(mgr),
+					Recorder:         mgr.GetEventRecorder("openstackserver-controller"),
+					WatchFilterValue: o.WatchFilterValue,
+				}).SetupWithManager(ctx, mgr, o.Options())
+			},
+		},
+		{
+			Name: "openstackmachine",
+			Setup: func(ctx context.Context, mgr ctrl.Manager, o manager.ControllerOptions) error {
+				return (&openstackmachine.Reconciler{
+					Client:           mgr.GetClient(),
+					Recorder:         mgr.GetEventRecorder("openstackmachine-controller"),
+					WatchFilterValue: o.WatchFilterValue,
+				}).SetupWithManager(ctx, mgr, o.Options())
+			},
+		},
+		{
+			Name:               "openstackmachinetemplate",
+			DefaultConcurrency: 2,
+			Setup: func(ctx context.Context, mgr ctrl.Manager, o manager.ControllerOptions) error {
+				return (&openstackmachinetemplate.Reconciler{
+					Client:           mgr.GetClient(),
+					Scopes:           scopesFor(mgr),
+					WatchFilterValue: o.WatchFilterValue,
+				}).SetupWithManager(ctx, mgr, o.Options())
+			},
+		},
+	}
+}

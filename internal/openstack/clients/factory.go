@@ -1,0 +1,320 @@
+// Package clients authenticates to OpenStack from a CAPO-style identity
+// Secret (clouds.yaml, optional cacert) and hands out narrow, per-service
+// clients. Authenticated clients are cached per identity, so a controller
+// pays for Keystone once per credential set, not once per reconcile.
+package clients
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+)
+
+var jsonUnmarshal = json.Unmarshal
+
+// Secret keys of an identity Secret, as CAPO defines them.
+const (
+	CloudsYAMLKey = "clouds.yaml"
+	CACertKey     = "cacert"
+)
+
+// Identity is what a client is built from: the contents of an identity
+// Secret plus the cloud and region to use. Version must change whenever the
+// Secret's content does (use the Secret's resourceVersion), so that a
+// rotated credential gets a new client.
+type Identity struct {
+	// Key identifies the Secret (namespace/name).
+	Key        string
+	Version    string
+	CloudsYAML []byte
+	CACert     []byte
+	CloudName  string
+	Region     string
+}
+
+func (i Identity) cacheKey() string {
+	return i.slot() + "|" + i.Version
+}
+
+// slot identifies a credential regardless of its version: a new version of
+// the Secret replaces the old one in the same slot.
+func (i Identity) slot() string {
+	return i.Key + "|" + i.CloudName + "|" + i.Region
+}
+
+// Clients are the per-service clients of one identity.
+type Clients struct {
+	Compute Compute
+	Network Network
+	Volume  Volume
+	Image   Image
+	// LoadBalancer is nil when the cloud has no Octavia.
+	LoadBalancer *gophercloud.ServiceClient
+	// Region is the region the clients use ("" if the cloud has none).
+	Region string
+	// ProjectID of the authenticated scope.
+	ProjectID string
+}
+
+// ComputeMicroversion is the Nova API microversion used for every call:
+// 2.67 (Stein) allows tags at create (2.52) and volume types in block
+// device mappings (2.67).
+const ComputeMicroversion = "2.67"
+
+// Options tune the factory.
+type Options struct {
+	// Transport wraps the HTTP transport (metrics, tests). Optional.
+	Transport func(http.RoundTripper) http.RoundTripper
+	// Timeout bounds one HTTP request. Default 60s.
+	Timeout time.Duration
+	// CacheSize bounds the number of cached identities. Default 64.
+	CacheSize int
+	// UserAgent is appended to gophercloud's.
+	UserAgent string
+}
+
+// Factory builds and caches Clients.
+type Factory struct {
+	opts Options
+
+	mu    sync.Mutex
+	lru   *list.List // of *entry, most recent first
+	index map[string]*list.Element
+	// bySlot finds the entry of a credential regardless of version, so a
+	// new version of the Secret evicts the old one at once.
+	bySlot map[string]*list.Element
+	// inflight dedups concurrent authentications of one identity.
+	inflight map[string]*call
+}
+
+type entry struct {
+	cacheKey string
+	slot     string
+	secret   string
+	clients  *Clients
+}
+
+type call struct {
+	done    chan struct{}
+	clients *Clients
+	err     error
+}
+
+// NewFactory returns a Factory.
+func NewFactory(opts Options) *Factory {
+	if opts.Timeout == 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = 64
+	}
+	return &Factory{
+		opts:     opts,
+		lru:      list.New(),
+		index:    map[string]*list.Element{},
+		bySlot:   map[string]*list.Element{},
+		inflight: map[string]*call{},
+	}
+}
+
+// For returns the clients of an identity, authenticating only when this
+// identity (at this Secret version) has not been seen before.
+func (f *Factory) For(ctx context.Context, id Identity) (*Clients, error) {
+	k := id.cacheKey()
+	f.mu.Lock()
+	if el, ok := f.index[k]; ok {
+		f.lru.MoveToFront(el)
+		c := el.Value.(*entry).clients
+		f.mu.Unlock()
+		return c, nil
+	}
+	if c, ok := f.inflight[k]; ok {
+		f.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.clients, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	c := &call{done: make(chan struct{})}
+	f.inflight[k] = c
+	f.mu.Unlock()
+
+	c.clients, c.err = f.build(ctx, id)
+
+	f.mu.Lock()
+	delete(f.inflight, k)
+	if c.err == nil {
+		f.store(k, id, c.clients)
+	}
+	f.mu.Unlock()
+	close(c.done)
+	return c.clients, c.err
+}
+
+// Forget drops the cached clients of a Secret (every cloud and region of
+// it), e.g. after the Secret was deleted.
+func (f *Factory) Forget(secretKey string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for el := f.lru.Front(); el != nil; {
+		next := el.Next()
+		if el.Value.(*entry).secret == secretKey {
+			f.remove(el)
+		}
+		el = next
+	}
+}
+
+func (f *Factory) store(k string, id Identity, c *Clients) {
+	if el, ok := f.bySlot[id.slot()]; ok {
+		f.remove(el)
+	}
+	el := f.lru.PushFront(&entry{cacheKey: k, slot: id.slot(), secret: id.Key, clients: c})
+	f.index[k] = el
+	f.bySlot[id.slot()] = el
+	for f.lru.Len() > f.opts.CacheSize {
+		f.remove(f.lru.Back())
+	}
+}
+
+func (f *Factory) remove(el *list.Element) {
+	e := el.Value.(*entry)
+	delete(f.index, e.cacheKey)
+	if f.bySlot[e.slot] == el {
+		delete(f.bySlot, e.slot)
+	}
+	f.lru.Remove(el)
+}
+
+// ErrNoEndpoint means the cloud's catalog lacks a service.
+var ErrNoEndpoint = errors.New("no endpoint in the service catalog")
+
+func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
+	if len(id.CloudsYAML) == 0 {
+		return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+			Message: fmt.Sprintf("identity Secret %s has no %q key", id.Key, CloudsYAMLKey)}
+	}
+	// Always set region and interface, so that OS_REGION_NAME and
+	// OS_INTERFACE in the manager's environment do not override the Secret.
+	opts := []clouds.ParseOption{clouds.WithCloudsYAML(bytes.NewReader(id.CloudsYAML)), clouds.WithCloudName(id.CloudName),
+		clouds.WithRegion(id.Region), clouds.WithEndpointType("")}
+	authOpts, endpointOpts, tlsConfig, err := clouds.Parse(opts...)
+	if err != nil {
+		return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+			Message: fmt.Sprintf("identity Secret %s, cloud %q: %v", id.Key, id.CloudName, err), Err: err}
+	}
+	if tlsConfig == nil {
+		tlsConfig = &tls.Config{}
+	}
+	tlsConfig.MinVersion = tls.VersionTLS12
+	if len(id.CACert) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(id.CACert) {
+			return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+				Message: fmt.Sprintf("identity Secret %s: %q is not a PEM certificate bundle", id.Key, CACertKey)}
+		}
+		tlsConfig.RootCAs = pool
+	}
+	// A token is renewed on expiry; without this, gophercloud would fail
+	// every request after the first token expires.
+	authOpts.AllowReauth = true
+
+	provider, err := openstack.NewClient(authOpts.IdentityEndpoint)
+	if err != nil {
+		return nil, &Error{Class: Terminal, Reason: ReasonInvalidSpec,
+			Message: fmt.Sprintf("identity Secret %s, cloud %q: auth URL: %v", id.Key, id.CloudName, err), Err: err}
+	}
+	var rt http.RoundTripper = &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSClientConfig:     tlsConfig,
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	}
+	if f.opts.Transport != nil {
+		rt = f.opts.Transport(rt)
+	}
+	provider.HTTPClient = http.Client{Transport: rt, Timeout: f.opts.Timeout}
+	if f.opts.UserAgent != "" {
+		provider.UserAgent.Prepend(f.opts.UserAgent)
+	}
+	// No RetryBackoffFunc: a 429 comes back to the controller, which
+	// requeues after Retry-After instead of sleeping inside a reconcile.
+	if err := openstack.Authenticate(ctx, provider, authOpts); err != nil {
+		return nil, withReason(Classify(err, fmt.Sprintf("authenticating with cloud %q of Secret %s", id.CloudName, id.Key)), ReasonAuthFailed)
+	}
+
+	c := &Clients{Region: endpointOpts.Region}
+	if project, err := projectID(provider); err == nil {
+		c.ProjectID = project
+	}
+	compute, err := openstack.NewComputeV2(provider, endpointOpts)
+	if err != nil {
+		return nil, noEndpoint("compute", err)
+	}
+	compute.Microversion = ComputeMicroversion
+	network, err := openstack.NewNetworkV2(provider, endpointOpts)
+	if err != nil {
+		return nil, noEndpoint("network", err)
+	}
+	image, err := openstack.NewImageV2(provider, endpointOpts)
+	if err != nil {
+		return nil, noEndpoint("image", err)
+	}
+	c.Compute = &computeClient{c: compute}
+	c.Network = &networkClient{c: network}
+	c.Image = &imageClient{c: image}
+	// Cinder and Octavia are optional: without Cinder, root volumes still
+	// work through Nova's block device mappings; without Octavia the
+	// cluster uses a floating IP for its API endpoint.
+	if volume, err := openstack.NewBlockStorageV3(provider, endpointOpts); err == nil {
+		c.Volume = &volumeClient{c: volume}
+	}
+	if lb, err := openstack.NewLoadBalancerV2(provider, endpointOpts); err == nil {
+		c.LoadBalancer = lb
+	}
+	return c, nil
+}
+
+func withReason(e *Error, reason string) *Error {
+	// 5xx and connection errors during authentication stay
+	// OpenStackUnavailable; a refusal is an authentication failure.
+	if e.Reason == ReasonInvalidSpec || e.Reason == ReasonNotFound || e.Reason == ReasonForbidden {
+		e.Reason = reason
+		e.Class = Transient
+	}
+	return e
+}
+
+func noEndpoint(service string, err error) error {
+	return &Error{Class: Terminal, Reason: ReasonInvalidSpec,
+		Message: fmt.Sprintf("the cloud's catalog has no %s endpoint: %v", service, err), Err: errors.Join(ErrNoEndpoint, err)}
+}
+
+// projectID reads the project of the token gophercloud obtained.
+func projectID(provider *gophercloud.ProviderClient) (string, error) {
+	r, ok := provider.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		return "", errors.New("not a Keystone v3 token")
+	}
+	p, err := r.ExtractProject()
+	if err != nil || p == nil {
+		return "", errors.New("token has no project scope")
+	}
+	return p.ID, nil
+}
