@@ -167,6 +167,20 @@ lint: ## go vet, gofmt, and golangci-lint (built from the proxy).
 	$(MAKE) $(BIN)/golangci-lint
 	$(BIN)/golangci-lint run ./...
 
+##@ Local OpenStack (Debian packages on loopback; needs root)
+
+.PHONY: openstack-up openstack-down openstack-smoke test-openstack
+openstack-up: ## Install (first time) and start the local OpenStack; writes /etc/openstack/clouds.yaml.
+	bash hack/openstack/up.sh
+openstack-down: ## Stop the local OpenStack (add ARGS=--purge to wipe its state).
+	bash hack/openstack/down.sh $(ARGS)
+openstack-smoke: ## Exercise the local OpenStack with the openstack CLI (~5 min).
+	bash hack/openstack/smoke.sh
+test-openstack: test-tools ## The OpenStack provider's suite against the local OpenStack (starts it first).
+	bash hack/openstack/up.sh
+	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) OCP_CAPI_OPENSTACK_CLOUDS=/etc/openstack/clouds.yaml \
+		go test $(GO_TEST_FLAGS) ./test/openstackproxy/ ./test/integration/openstack/
+
 ##@ Local management plane
 
 .PHONY: mgmt-up mgmt-down mgmt-status

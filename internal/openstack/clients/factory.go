@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -249,6 +250,7 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 	if f.opts.Transport != nil {
 		rt = f.opts.Transport(rt)
 	}
+	rt = newRateGate(rt)
 	provider.HTTPClient = http.Client{Transport: rt, Timeout: f.opts.Timeout}
 	if f.opts.UserAgent != "" {
 		provider.UserAgent.Prepend(f.opts.UserAgent)
@@ -262,6 +264,14 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 	c := &Clients{Region: endpointOpts.Region}
 	if project, err := projectID(provider); err == nil {
 		c.ProjectID = project
+	}
+	// Find endpoints in the token's catalog only. gophercloud's default
+	// locator asks every endpoint without a version in its URL for its
+	// versions (one GET each, per identity); the paths are fixed anyway.
+	if r, ok := provider.GetAuthResult().(tokens.CreateResult); ok {
+		if catalog, err := r.ExtractServiceCatalog(); err == nil {
+			provider.EndpointLocator = func(eo gophercloud.EndpointOpts) (string, error) { return locate(catalog, eo) }
+		}
 	}
 	compute, err := openstack.NewComputeV2(provider, endpointOpts)
 	if err != nil {
@@ -304,6 +314,26 @@ func withReason(e *Error, reason string) *Error {
 func noEndpoint(service string, err error) error {
 	return &Error{Class: Terminal, Reason: ReasonInvalidSpec,
 		Message: fmt.Sprintf("the cloud's catalog has no %s endpoint: %v", service, err), Err: errors.Join(ErrNoEndpoint, err)}
+}
+
+// locate finds the endpoint of a service in a catalog, without version
+// discovery.
+func locate(catalog *tokens.ServiceCatalog, eo gophercloud.EndpointOpts) (string, error) {
+	for _, e := range catalog.Entries {
+		if !slices.Contains(eo.Types(), e.Type) || (eo.Name != "" && e.Name != eo.Name) {
+			continue
+		}
+		for _, ep := range e.Endpoints {
+			if gophercloud.Availability(ep.Interface) != eo.Availability {
+				continue
+			}
+			if eo.Region != "" && ep.Region != eo.Region && ep.RegionID != eo.Region {
+				continue
+			}
+			return gophercloud.NormalizeURL(ep.URL), nil
+		}
+	}
+	return "", &gophercloud.ErrEndpointNotFound{}
 }
 
 // projectID reads the project of the token gophercloud obtained.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -117,7 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	defer func() {
 		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
 			capiconditions.ForConditionTypes{infrav1.InstanceReadyCondition})
-		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+		// Once the finalizer is gone the object may be gone too.
+		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apierrors.IsNotFound(err) && !osm.DeletionTimestamp.IsZero()) {
 			reterr = fmt.Errorf("patching OpenStackMachine: %w (%v)", err, reterr)
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -48,6 +49,8 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	// WatchFilterValue is the cluster.x-k8s.io/watch-filter label value.
 	WatchFilterValue string
+
+	memo memo
 }
 
 // SetupWithManager registers the controller.
@@ -105,10 +108,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.memo.fill(oss)
 	conditions.InitUnknown(oss, ownedConditions...)
 	defer func() {
 		summarize(oss)
-		if err := helper.Patch(ctx, oss, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+		if controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
+			r.memo.record(oss)
+		} else {
+			r.memo.forget(oss.UID)
+		}
+		// Once the finalizer is gone the object may be gone too.
+		if err := helper.Patch(ctx, oss, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apierrors.IsNotFound(err) && !oss.DeletionTimestamp.IsZero()) {
 			reterr = kerrorsJoin(reterr, fmt.Errorf("patching OpenStackServer: %w", err))
 		}
 	}()

@@ -91,8 +91,18 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.Ope
 	}
 	conditions.MarkTrue(oss, infrav1.VolumesReadyCondition, "")
 
-	// 4. The server.
+	// 4. The server. Nova is asked at most once per buildPoll per server,
+	// however many events arrive (each status write brings one).
+	if instanceID != "" {
+		if recent, left := r.memo.polledWithin(oss.UID, buildPoll, time.Now()); recent {
+			if ptr.Deref(oss.Status.InstanceState, "") == infrav1.InstanceStateActive {
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+	}
 	srv, err := server.EnsureInstance(ctx, s, req, oss.Status.Resolved, oss.Status.Resources, instanceID)
+	r.memo.markPolled(oss.UID, time.Now())
 	if errors.Is(err, server.ErrInstanceGone) {
 		return r.instanceGone(oss)
 	}
