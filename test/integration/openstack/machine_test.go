@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
@@ -117,7 +117,9 @@ func TestMachineContractAndCallBudget(t *testing.T) {
 	Expect(resourceVersionsSince(ossRV, oss.ResourceVersion)).To(BeNumerically("<=", 1), "OpenStackServer written during a steady reconcile")
 	Expect(resourceVersionsSince(osmRV, osm.ResourceVersion)).To(BeNumerically("<=", 1), "OpenStackMachine written during a steady reconcile")
 	reads := proxy.CountFunc(func(c openstackproxy.Call) bool { return c.Service != openstackproxy.ServiceIdentity })
-	writes := proxy.CountFunc(func(c openstackproxy.Call) bool { return c.Method != "GET" && c.Service != openstackproxy.ServiceIdentity })
+	writes := proxy.CountFunc(func(c openstackproxy.Call) bool {
+		return c.Method != "GET" && c.Service != openstackproxy.ServiceIdentity
+	})
 	t.Logf("steady-state reconcile: %d OpenStack calls, %d writes\n%s", reads, writes, proxy.Summary())
 	Expect(writes).To(BeZero())
 	Expect(reads).To(BeNumerically("<=", 1))
