@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/quotasets"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -355,3 +356,45 @@ func annotateToReconcile(t *testing.T, obj client.Object) {
 }
 
 var _ = corev1.EventTypeNormal
+
+// TestQuotaExceeded: with the project's instance quota used up, the server
+// reports QuotaExceeded (terminal: no hot loop); once the quota is raised,
+// a change to the object retries at once and the server converges.
+func TestQuotaExceeded(t *testing.T) {
+	RegisterTestingT(t)
+	adminCompute := adminComputeClient(t)
+	ctx := context.Background()
+	project := demoProjectID(t)
+	before, err := quotasets.Get(ctx, adminCompute, project).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	usage, err := quotasets.GetDetail(ctx, adminCompute, project).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	// No room for one more instance.
+	_, err = quotasets.Update(ctx, adminCompute, project, quotasets.UpdateOpts{Instances: ptr.To(usage.Instances.InUse + usage.Instances.Reserved)}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	restore := func() {
+		_, _ = quotasets.Update(ctx, adminCompute, project, quotasets.UpdateOpts{Instances: ptr.To(before.Instances)}).Extract()
+	}
+	t.Cleanup(restore)
+
+	startManager(t)
+	ns := newNamespace(t)
+	name := fx.prefix + "-quota"
+	t.Cleanup(func() { expectNoLeftovers(t, name) })
+	oss := basicServer(ns, name)
+	create(t, oss)
+	Eventually(func(g Gomega) {
+		get(t, oss)(g)
+		g.Expect(condition(oss, infrav1.InstanceReadyCondition)).To(HavePrefix("False/" + infrav1.QuotaExceededReason))
+		g.Expect(capiconditions.IsFalse(oss, infrav1.ReadyCondition)).To(BeTrue())
+	}, wait, 250*time.Millisecond).Should(Succeed())
+	t.Logf("InstanceReady: %s", condition(oss, infrav1.InstanceReadyCondition))
+
+	proxy.Reset()
+	time.Sleep(5 * time.Second)
+	Expect(proxy.Count(openstackproxy.Match{Service: openstackproxy.ServiceCompute, Method: "POST"})).To(BeZero(), "server create retried in a hot loop:\n%s", proxy.Summary())
+
+	restore()
+	annotateToReconcile(t, oss)
+	waitReady(t, oss)
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
@@ -354,4 +355,36 @@ func expectNoLeftovers(t *testing.T, prefix string) {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// adminComputeClient is a Nova client of the cloud's admin (cloud "local").
+func adminComputeClient(t *testing.T) *gophercloud.ServiceClient {
+	t.Helper()
+	admin, err := openstackproxy.LoadCloud(cloudsPath(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider, err := openstack.AuthenticatedClient(context.Background(), admin.AuthOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openstack.NewComputeV2(provider, admin.EndpointOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// demoProjectID is the project of the test cloud's credentials.
+func demoProjectID(t *testing.T) string {
+	t.Helper()
+	r, ok := direct.compute.ProviderClient.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		t.Fatal("no Keystone v3 token")
+	}
+	p, err := r.ExtractProject()
+	if err != nil || p == nil {
+		t.Fatalf("no project in the token: %v", err)
+	}
+	return p.ID
 }

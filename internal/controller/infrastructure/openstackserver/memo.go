@@ -1,6 +1,8 @@
 package openstackserver
 
 import (
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,62 @@ type memoEntry struct {
 	instanceID *string
 	// polled is when Nova was last asked about the server.
 	polled time.Time
+	// parked is set by a terminal error: no OpenStack call until the time
+	// is up or the object changes (generation or annotations), so the
+	// status write of the failure itself does not trigger a retry.
+	parked *parking
+}
+
+type parking struct {
+	until       time.Time
+	generation  int64
+	annotations string
+}
+
+func annotationsKey(a map[string]string) string {
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(a[k])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// park stops OpenStack calls for the object until d has passed or the
+// object changes.
+func (m *memo) park(oss *infrav1alpha1.OpenStackServer, d time.Duration, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[types.UID]memoEntry{}
+	}
+	e := m.m[oss.UID]
+	e.parked = &parking{until: now.Add(d), generation: oss.Generation, annotations: annotationsKey(oss.Annotations)}
+	m.m[oss.UID] = e
+}
+
+// parkedFor returns how long the object stays parked, or 0.
+func (m *memo) parkedFor(oss *infrav1alpha1.OpenStackServer, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.m[oss.UID]
+	if !ok || e.parked == nil {
+		return 0
+	}
+	p := e.parked
+	if p.generation != oss.Generation || p.annotations != annotationsKey(oss.Annotations) || !now.Before(p.until) {
+		e.parked = nil
+		m.m[oss.UID] = e
+		return 0
+	}
+	return p.until.Sub(now)
 }
 
 // fill completes a possibly stale status with what this process wrote.

@@ -41,6 +41,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.Ope
 		return ctrl.Result{}, nil
 	}
 
+	// After a terminal error, wait for a change or for the retry time.
+	if d := r.memo.parkedFor(oss, time.Now()); d > 0 {
+		return ctrl.Result{RequeueAfter: d}, nil
+	}
+
 	clientSet, err := r.Scopes.For(ctx, oss.Namespace, oss.Spec.IdentityRef)
 	if err != nil {
 		return r.outcome(oss, currentStep(oss), err)
@@ -213,8 +218,11 @@ func currentStep(oss *infrav1alpha1.OpenStackServer) string {
 func (r *Reconciler) outcome(oss *infrav1alpha1.OpenStackServer, step string, err error) (ctrl.Result, error) {
 	before := conditionReason(oss, step)
 	res, rerr, terminal := conditions.Outcome(oss, step, err)
-	if terminal && before != conditionReason(oss, step) {
-		r.Recorder.Eventf(oss, nil, corev1.EventTypeWarning, conditionReason(oss, step), "Reconcile", "%s", err.Error())
+	if terminal {
+		r.memo.park(oss, res.RequeueAfter, time.Now())
+		if before != conditionReason(oss, step) {
+			r.Recorder.Eventf(oss, nil, corev1.EventTypeWarning, conditionReason(oss, step), "Reconcile", "%s", err.Error())
+		}
 	}
 	return res, rerr
 }
