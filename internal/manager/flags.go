@@ -131,7 +131,7 @@ func newFlagSet(spec Spec, cfg *Config, concurrency map[string]*int, goFlags *fl
 	}
 
 	fs.IntVar(&cfg.WebhookPort, "webhook-port", 9443,
-		"Port of the webhook server (served only by managers that have webhooks).")
+		"Port of the webhook server (served only by managers that have webhooks); 0 disables the webhooks, for local runs without certificates.")
 	fs.StringVar(&cfg.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
 		"Directory holding the webhook server's certificate and key (tls.crt, tls.key).")
 
@@ -243,8 +243,8 @@ func (c *Config) validate() error {
 			return usageErrorf("--%s must be at least 1, got %d", concurrencyFlag(name), n)
 		}
 	}
-	if c.WebhookPort < 1 || c.WebhookPort > 65535 {
-		return usageErrorf("--webhook-port must be between 1 and 65535, got %d", c.WebhookPort)
+	if c.WebhookPort < 0 || c.WebhookPort > 65535 {
+		return usageErrorf("--webhook-port must be between 0 (disabled) and 65535, got %d", c.WebhookPort)
 	}
 	if c.WebhookCertDir == "" {
 		return usageErrorf("--webhook-cert-dir must not be empty")

@@ -164,7 +164,10 @@ func run(ctx context.Context, spec Spec, args []string, stdout, stderr io.Writer
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	if spec.Webhooks != nil {
+	if spec.Webhooks != nil && cfg.WebhookPort == 0 {
+		log.Info("Webhooks are disabled (--webhook-port=0): the API server will not call this manager; use this only for local runs")
+	}
+	if spec.Webhooks != nil && cfg.WebhookPort != 0 {
 		if err := spec.Webhooks(mgr); err != nil {
 			return fmt.Errorf("setting up webhooks: %w", err)
 		}

@@ -8,11 +8,19 @@ package managers
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -315,10 +323,17 @@ func start(t *testing.T, name string, extraArgs ...string) *process {
 		healthAddr:  fmt.Sprintf("127.0.0.1:%d", healthPort),
 		metricsAddr: fmt.Sprintf("127.0.0.1:%d", metricsPort),
 	}
+	webhookPort, err := envtest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{
 		"--kubeconfig", kubeconfig,
 		"--health-probe-bind-address", p.healthAddr,
 		"--metrics-bind-address", p.metricsAddr,
+		// Managers with webhooks serve them; /readyz waits for that.
+		"--webhook-port", fmt.Sprint(webhookPort),
+		"--webhook-cert-dir", webhookCertDir(t),
 	}, extraArgs...)
 	p.cmd = exec.Command(filepath.Join(binDir, name), args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -488,4 +503,38 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// webhookCertDir writes a self-signed serving certificate for 127.0.0.1.
+func webhookCertDir(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "webhook"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
