@@ -38,6 +38,8 @@ var compatKinds = []struct{ kind, version string }{
 	{"OpenStackServer", "v1alpha1"},
 	{"OpenStackMachine", "v1beta2"},
 	{"OpenStackMachineTemplate", "v1beta2"},
+	{"OpenStackCluster", "v1beta2"},
+	{"OpenStackClusterTemplate", "v1beta2"},
 }
 
 // allowed is a documented difference: a path (it covers everything under
@@ -71,6 +73,10 @@ var statusOmissions = map[string][]allowed{
 	"OpenStackMachine": {
 		{"status.resolved", "lives on the OpenStackServer of the same name, the single source of truth"},
 		{"status.resources", "lives on the OpenStackServer of the same name, the single source of truth"},
+	},
+	"OpenStackCluster": {
+		{"status.bastion.resolved", "lives on the bastion's OpenStackServer, the single source of truth"},
+		{"status.bastion.resources", "lives on the bastion's OpenStackServer, the single source of truth"},
 	},
 }
 

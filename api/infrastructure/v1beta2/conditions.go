@@ -27,6 +27,42 @@ const (
 	// CapacityResolvedCondition (OpenStackMachineTemplate): the flavor was
 	// read and status.capacity filled.
 	CapacityResolvedCondition = "CapacityResolved"
+
+	// NetworkReadyCondition (OpenStackCluster): the network and subnets
+	// exist (created or found).
+	NetworkReadyCondition = "NetworkReady"
+	// RouterReadyCondition (OpenStackCluster): the router and its gateway
+	// and interface exist, or no router is needed.
+	RouterReadyCondition = "RouterReady"
+	// SecurityGroupsReadyCondition (OpenStackCluster): the managed security
+	// groups and their rules exist, or none are managed.
+	SecurityGroupsReadyCondition = "SecurityGroupsReady"
+	// APIEndpointReadyCondition (OpenStackCluster): the API endpoint (load
+	// balancer, floating IP, fixed IP or the user's) is set.
+	APIEndpointReadyCondition = "APIEndpointReady"
+	// BastionReadyCondition (OpenStackCluster): the bastion is ACTIVE with
+	// its floating IP, or disabled.
+	BastionReadyCondition = "BastionReady"
+	// APIServerIngressReadyCondition (OpenStackMachine, control plane): the
+	// machine is a member of the API load balancer, or holds the API
+	// floating IP.
+	APIServerIngressReadyCondition = "APIServerIngressReady"
+)
+
+// Reasons of the OpenStackCluster conditions.
+const (
+	// NotRequiredReason: the cluster needs no such resource (no router for
+	// an existing network without one, no managed security groups, no
+	// bastion).
+	NotRequiredReason = "NotRequired"
+	// LoadBalancerPendingReason: Octavia is still working on the load
+	// balancer.
+	LoadBalancerPendingReason = "LoadBalancerPending"
+	// WaitingForMachinesReason: deletion waits for the cluster's machines.
+	WaitingForMachinesReason = "WaitingForMachines"
+	// BastionDeletingReason: the bastion is going away (disabled, replaced
+	// or the cluster is deleting).
+	BastionDeletingReason = "BastionDeleting"
 )
 
 // Reasons shared by several conditions.
