@@ -27,6 +27,10 @@ const (
 // catches changes outside Kubernetes (an image uploaded, a quota raised).
 const TerminalRetry = 5 * time.Minute
 
+// ConflictRetry is how soon a resource OpenStack is busy with (409) is
+// tried again.
+const ConflictRetry = 2 * time.Second
+
 // Waiting is an outcome that is neither done nor failed: OpenStack is still
 // working. Steps return it as an error so that the flow stops there.
 type Waiting interface {
@@ -85,8 +89,13 @@ func Outcome(obj capiconditions.Setter, t string, err error) (ctrl.Result, error
 	e := clients.Classify(err, "")
 	if e.Class == clients.Transient {
 		MarkUnknown(obj, t, e.Reason, e.Message)
-		if e.RetryAfter > 0 {
+		switch {
+		case e.RetryAfter > 0:
 			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil, false
+		case e.Reason == clients.ReasonConflict:
+			// OpenStack is busy with the resource (a load balancer
+			// applying a change): look again shortly, it is not an error.
+			return ctrl.Result{RequeueAfter: ConflictRetry}, nil, false
 		}
 		return ctrl.Result{}, err, false
 	}

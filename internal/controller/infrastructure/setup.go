@@ -12,6 +12,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackcluster"
 	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackmachine"
 	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackmachinetemplate"
 	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackserver"
@@ -42,6 +43,17 @@ func Controllers(opts clients.Options) []manager.Controller {
 	}
 	return []manager.Controller{
 		{
+			Name: "openstackcluster",
+			Setup: func(ctx context.Context, mgr ctrl.Manager, o manager.ControllerOptions) error {
+				return (&openstackcluster.Reconciler{
+					Client:           mgr.GetClient(),
+					Scopes:           scopesFor(mgr),
+					Recorder:         mgr.GetEventRecorder("openstackcluster-controller"),
+					WatchFilterValue: o.WatchFilterValue,
+				}).SetupWithManager(ctx, mgr, o.Options())
+			},
+		},
+		{
 			Name: "openstackserver",
 			Setup: func(ctx context.Context, mgr ctrl.Manager, o manager.ControllerOptions) error {
 				return (&openstackserver.Reconciler{
@@ -59,6 +71,8 @@ func Controllers(opts clients.Options) []manager.Controller {
 				return (&openstackmachine.Reconciler{
 					Client:           mgr.GetClient(),
 					Recorder:         mgr.GetEventRecorder("openstackmachine-controller"),
+					Defaults:         openstackcluster.MachineDefaults(mgr.GetClient()),
+					Ingress:          &openstackcluster.Ingress{Client: mgr.GetClient(), Scopes: scopesFor(mgr)},
 					WatchFilterValue: o.WatchFilterValue,
 				}).SetupWithManager(ctx, mgr, o.Options())
 			},

@@ -60,10 +60,12 @@ func (i Identity) slot() string {
 type Clients struct {
 	Compute Compute
 	Network Network
-	Volume  Volume
-	Image   Image
+	// NetworkInfra is the same Neutron client, for cluster infrastructure.
+	NetworkInfra NetworkInfra
+	Volume       Volume
+	Image        Image
 	// LoadBalancer is nil when the cloud has no Octavia.
-	LoadBalancer *gophercloud.ServiceClient
+	LoadBalancer LoadBalancer
 	// Region is the region the clients use ("" if the cloud has none).
 	Region string
 	// ProjectID of the authenticated scope.
@@ -287,7 +289,8 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 		return nil, noEndpoint("image", err)
 	}
 	c.Compute = &computeClient{c: compute}
-	c.Network = &networkClient{c: network}
+	nc := &networkClient{c: network}
+	c.Network, c.NetworkInfra = nc, nc
 	c.Image = &imageClient{c: image}
 	// Cinder and Octavia are optional: without Cinder, root volumes still
 	// work through Nova's block device mappings; without Octavia the
@@ -296,7 +299,7 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 		c.Volume = &volumeClient{c: volume}
 	}
 	if lb, err := openstack.NewLoadBalancerV2(provider, endpointOpts); err == nil {
-		c.LoadBalancer = lb
+		c.LoadBalancer = &loadBalancerClient{c: lb}
 	}
 	return c, nil
 }

@@ -6,6 +6,9 @@ package scope
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,4 +49,32 @@ func (f *Factory) For(ctx context.Context, namespace string, ref infrav1.OpenSta
 		CloudName:  ref.CloudName,
 		Region:     ref.Region,
 	})
+}
+
+// Scope is what every OpenStack step needs: the clients of one identity
+// and a logger.
+type Scope struct {
+	Clients *clients.Clients
+	Log     logr.Logger
+}
+
+// Progress says that a step is not finished and when to look again. It is
+// not an error: nothing went wrong, OpenStack is still working.
+type Progress struct {
+	Reason  string
+	Message string
+	After   time.Duration
+}
+
+func (p *Progress) Error() string { return p.Message }
+
+// WaitReason is the condition reason while waiting.
+func (p *Progress) WaitReason() string { return p.Reason }
+
+// WaitAfter is when to look again.
+func (p *Progress) WaitAfter() time.Duration { return p.After }
+
+// Wait returns a Progress.
+func Wait(reason string, after time.Duration, format string, args ...any) *Progress {
+	return &Progress{Reason: reason, Message: fmt.Sprintf(format, args...), After: after}
 }

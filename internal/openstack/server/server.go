@@ -16,18 +16,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-logr/logr"
-
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/scope"
 )
 
 // Scope is what every step needs: clients for one identity and a logger.
-type Scope struct {
-	Clients *clients.Clients
-	Log     logr.Logger
-}
+type Scope = scope.Scope
 
 // Request is one server to build or delete.
 type Request struct {
@@ -50,18 +45,11 @@ type Known struct {
 	InstanceID string
 }
 
-// Progress says that a step is not finished and when to look again. It is
-// not an error: nothing went wrong.
-type Progress struct {
-	Reason  string
-	Message string
-	After   time.Duration
-}
+// Progress says that a step is not finished and when to look again.
+type Progress = scope.Progress
 
-func (p *Progress) Error() string { return p.Message }
-
-func waitFor(reason, after string, d time.Duration, args ...any) *Progress {
-	return &Progress{Reason: reason, Message: fmt.Sprintf(after, args...), After: d}
+func waitFor(reason, format string, d time.Duration, args ...any) *Progress {
+	return scope.Wait(reason, d, format, args...)
 }
 
 // Names of what is created for a server.
@@ -82,9 +70,3 @@ func RootVolumeName(server string) string { return server + "-root" }
 
 // BlockDeviceVolumeName is the name of an additional volume.
 func BlockDeviceVolumeName(server, device string) string { return server + "-" + device }
-
-// WaitReason is the condition reason while waiting.
-func (p *Progress) WaitReason() string { return p.Reason }
-
-// WaitAfter is when to look again.
-func (p *Progress) WaitAfter() time.Duration { return p.After }

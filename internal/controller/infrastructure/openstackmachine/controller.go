@@ -28,7 +28,10 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 )
 
-var ownedConditions = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCondition, clusterv1.PausedCondition}
+var (
+	summaryConditions = []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
+	ownedConditions   = append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, summaryConditions...)
+)
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines/status,verbs=get;update;patch
@@ -40,18 +43,13 @@ var ownedConditions = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCond
 // nil when the cluster has none to give.
 type ClusterDefaults func(ctx context.Context, cluster *clusterv1.Cluster) (*Defaults, error)
 
-// Defaults are the values a machine inherits from its infrastructure
-// cluster.
-type Defaults struct {
-	IdentityRef *infrav1.OpenStackIdentityReference
-	// Network is the cluster network, for machines without ports.
-	Network *infrav1.NetworkParam
-	// Subnets of the cluster network, for the default port.
-	Subnets []infrav1.SubnetParam
-	// SecurityGroups for machines that name none, by role.
-	ControlPlaneSecurityGroups []infrav1.SecurityGroupParam
-	WorkerSecurityGroups       []infrav1.SecurityGroupParam
-	Tags                       []string
+// Ingress puts control-plane machines behind the cluster's API endpoint.
+type Ingress interface {
+	// Ensure returns a message for APIServerIngressReady; notRequired
+	// when the cluster's endpoint needs nothing from machines.
+	Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (msg string, notRequired bool, err error)
+	// Remove takes the machine out of the endpoint before it goes.
+	Remove(ctx context.Context, machine string, cluster *clusterv1.Cluster) error
 }
 
 // Reconciler reconciles OpenStackMachines.
@@ -60,7 +58,10 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Defaults may be nil: then machines must carry their identityRef and
 	// ports.
-	Defaults         ClusterDefaults
+	Defaults ClusterDefaults
+	// Ingress may be nil: then control-plane machines are not put behind
+	// the API endpoint.
+	Ingress          Ingress
 	WatchFilterValue string
 }
 
@@ -117,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	conditions.InitUnknown(osm, ownedConditions...)
 	defer func() {
 		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
-			capiconditions.ForConditionTypes{infrav1.InstanceReadyCondition})
+			capiconditions.ForConditionTypes(summaryConditions))
 		// Once the finalizer is gone the object may be gone too.
 		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apierrors.IsNotFound(err) && !osm.DeletionTimestamp.IsZero()) {
 			reterr = fmt.Errorf("patching OpenStackMachine: %w (%v)", err, reterr)
@@ -125,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 
 	if !osm.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, osm)
+		return r.reconcileDelete(ctx, osm, machine, cluster)
 	}
 	if machine == nil {
 		conditions.MarkUnknown(osm, infrav1.InstanceReadyCondition, infrav1.WaitingForDependenciesReason, "waiting for the Machine controller to set the owner reference")

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +19,7 @@ import (
 // reconcileDelete deletes the machine's OpenStackServer and keeps the
 // finalizer until it is gone, so the server's cleanup is never orphaned.
 // The server's own Deleting progress is mirrored into InstanceReady.
-func (r *Reconciler) reconcileDelete(ctx context.Context, osm *infrav1.OpenStackMachine) (ctrl.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, cluster *clusterv1.Cluster) (ctrl.Result, error) {
 	oss := &infrav1alpha1.OpenStackServer{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(osm), oss)
 	switch {
@@ -28,6 +30,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osm *infrav1.OpenStack
 		return ctrl.Result{}, err
 	}
 	if oss.DeletionTimestamp.IsZero() {
+		// Out of the load balancer first, so the API stops sending it
+		// traffic before the server goes.
+		if r.Ingress != nil && machine != nil && util.IsControlPlaneMachine(machine) {
+			if err := r.Ingress.Remove(ctx, osm.Name, cluster); err != nil {
+				res, rerr, _ := conditions.Outcome(osm, infrav1.APIServerIngressReadyCondition, err)
+				return res, rerr
+			}
+		}
 		if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +50,33 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osm *infrav1.OpenStack
 		}
 	}
 	r.mirror(osm, oss)
+	return r.reconcileIngress(ctx, osm, machine, oss, cluster)
+}
+
+// reconcileIngress puts a provisioned control-plane machine behind the API
+// endpoint, once per spec generation (so a steady machine makes no call).
+func (r *Reconciler) reconcileIngress(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (ctrl.Result, error) {
+	if !util.IsControlPlaneMachine(machine) || r.Ingress == nil || cluster == nil {
+		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, "not a control-plane machine", infrav1.NotRequiredReason)
+		return ctrl.Result{}, nil
+	}
+	if !provisioned(osm) || !capiconditions.IsTrue(oss, infrav1.ReadyCondition) {
+		conditions.MarkFalse(osm, infrav1.APIServerIngressReadyCondition, infrav1.WaitingForServerReason, "waiting for the server")
+		return ctrl.Result{}, nil
+	}
+	if c := capiconditions.Get(osm, infrav1.APIServerIngressReadyCondition); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == osm.Generation {
+		return ctrl.Result{}, nil
+	}
+	msg, notRequired, err := r.Ingress.Ensure(ctx, osm.Name, oss, cluster)
+	if err != nil {
+		res, rerr, _ := conditions.Outcome(osm, infrav1.APIServerIngressReadyCondition, err)
+		return res, rerr
+	}
+	if notRequired {
+		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, msg, infrav1.NotRequiredReason)
+	} else {
+		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, msg)
+	}
 	return ctrl.Result{}, nil
 }
 

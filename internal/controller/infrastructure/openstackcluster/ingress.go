@@ -1,0 +1,197 @@
+package openstackcluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/serverspec"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cluster"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/scope"
+)
+
+// infraCluster returns the cluster's OpenStackCluster, or nil when its
+// infrastructure is something else.
+func infraCluster(ctx context.Context, c client.Client, cl *clusterv1.Cluster) (*infrav1.OpenStackCluster, error) {
+	ref := cl.Spec.InfrastructureRef
+	if ref.Kind != "OpenStackCluster" || ref.APIGroup != infrav1.GroupVersion.Group || ref.Name == "" {
+		return nil, nil
+	}
+	osc := &infrav1.OpenStackCluster{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: ref.Name}, osc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return osc, nil
+}
+
+// MachineDefaults is the OpenStackMachine controller's ClusterDefaults:
+// what a machine inherits from its OpenStackCluster.
+func MachineDefaults(c client.Client) func(context.Context, *clusterv1.Cluster) (*serverspec.Defaults, error) {
+	return func(ctx context.Context, cl *clusterv1.Cluster) (*serverspec.Defaults, error) {
+		osc, err := infraCluster(ctx, c, cl)
+		if err != nil || osc == nil {
+			return nil, err
+		}
+		return Defaults(osc), nil
+	}
+}
+
+// Ingress puts control-plane machines behind the API endpoint: members of
+// the load balancer's pools, or holders of the API floating IP.
+type Ingress struct {
+	Client client.Client
+	Scopes *scope.Factory
+}
+
+func memberAddress(oss *infrav1alpha1.OpenStackServer) string {
+	for _, a := range oss.Status.Addresses {
+		if a.Type == clusterv1.MachineInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+func (i *Ingress) scopeFor(ctx context.Context, osc *infrav1.OpenStackCluster) (scope.Scope, error) {
+	cs, err := i.Scopes.For(ctx, osc.Namespace, osc.Spec.IdentityRef)
+	if err != nil {
+		return scope.Scope{}, err
+	}
+	return scope.Scope{Clients: cs, Log: ctrl.LoggerFrom(ctx)}, nil
+}
+
+// Ensure makes the machine reachable behind the API endpoint. It returns a
+// message for the condition; notRequired is true when the cluster has no
+// endpoint for machines to join.
+func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cl *clusterv1.Cluster) (msg string, notRequired bool, err error) {
+	osc, err := infraCluster(ctx, i.Client, cl)
+	if err != nil || osc == nil {
+		return "the cluster's infrastructure is not an OpenStackCluster", true, err
+	}
+	req := request(osc)
+	lb := osc.Status.APIServerLoadBalancer
+	wantFIP := lb == nil && osc.Status.ExternalNetwork != nil && osc.Spec.ControlPlaneEndpoint != nil
+	if lb == nil && !wantFIP {
+		return "the API endpoint needs no machine-side setup", true, nil
+	}
+	s, err := i.scopeFor(ctx, osc)
+	if err != nil {
+		return "", false, err
+	}
+	if lb != nil {
+		addr := memberAddress(oss)
+		if addr == "" {
+			return "", false, scope.Wait(infrav1.WaitingForServerReason, 0, "waiting for the server's address")
+		}
+		ps, err := s.Clients.LoadBalancer.ListPools(ctx, pools.ListOpts{LoadbalancerID: lb.ID})
+		if err != nil {
+			return "", false, clients.Classify(err, "listing the pools of load balancer "+lb.Name)
+		}
+		for _, p := range ps {
+			port := cluster.PoolPort(req, p.Name)
+			if port == 0 {
+				continue
+			}
+			members, err := s.Clients.LoadBalancer.ListMembers(ctx, p.ID)
+			if err != nil {
+				return "", false, clients.Classify(err, "listing the members of pool "+p.Name)
+			}
+			found := false
+			for _, m := range members {
+				if m.Name == machine {
+					found = true
+				}
+			}
+			if found {
+				continue
+			}
+			opts := pools.CreateMemberOpts{Name: machine, Address: addr, ProtocolPort: port}
+			if n := osc.Status.Network; n != nil && len(n.Subnets) > 0 {
+				opts.SubnetID = n.Subnets[0].ID
+			}
+			if _, err := s.Clients.LoadBalancer.CreateMember(ctx, p.ID, opts); err != nil {
+				// 409 while Octavia applies the previous change: retried.
+				return "", false, clients.Classify(err, fmt.Sprintf("adding %s to pool %s", machine, p.Name))
+			}
+			s.Log.Info("Added load balancer member", "pool", p.Name, "member", machine, "address", addr)
+		}
+		return fmt.Sprintf("member of load balancer %s", lb.Name), false, nil
+	}
+
+	// Floating IP endpoint: the first control-plane machine holds it; when
+	// that machine goes, its port goes and the next one takes it.
+	if oss.Status.Resources == nil || len(oss.Status.Resources.Ports) == 0 {
+		return "", false, scope.Wait(infrav1.WaitingForServerReason, 0, "waiting for the server's ports")
+	}
+	list, err := s.Clients.NetworkInfra.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: osc.Spec.ControlPlaneEndpoint.Host, FloatingNetworkID: osc.Status.ExternalNetwork.ID})
+	if err != nil {
+		return "", false, clients.Classify(err, "looking up the API floating IP")
+	}
+	if len(list) != 1 {
+		return "the API endpoint is not a floating IP", true, nil
+	}
+	fip := list[0]
+	mine := oss.Status.Resources.Ports[0].ID
+	switch fip.PortID {
+	case mine:
+		return "holds the API floating IP " + fip.FloatingIP, false, nil
+	case "":
+		if _, err := s.Clients.NetworkInfra.AssociateFloatingIP(ctx, fip.ID, mine); err != nil {
+			return "", false, clients.Classify(err, "attaching the API floating IP")
+		}
+		return "holds the API floating IP " + fip.FloatingIP, false, nil
+	}
+	return "the API floating IP is held by another control-plane machine", false, nil
+}
+
+// Remove takes the machine out of the load balancer's pools.
+func (i *Ingress) Remove(ctx context.Context, machine string, cl *clusterv1.Cluster) error {
+	if cl == nil {
+		return nil
+	}
+	osc, err := infraCluster(ctx, i.Client, cl)
+	if err != nil || osc == nil || osc.Status.APIServerLoadBalancer == nil {
+		return err
+	}
+	s, err := i.scopeFor(ctx, osc)
+	if err != nil {
+		return err
+	}
+	lb := osc.Status.APIServerLoadBalancer
+	ps, err := s.Clients.LoadBalancer.ListPools(ctx, pools.ListOpts{LoadbalancerID: lb.ID})
+	if err != nil {
+		if e := clients.Classify(err, ""); e.Reason == clients.ReasonNotFound {
+			return nil
+		}
+		return clients.Classify(err, "listing the pools of load balancer "+lb.Name)
+	}
+	for _, p := range ps {
+		members, err := s.Clients.LoadBalancer.ListMembers(ctx, p.ID)
+		if err != nil {
+			return clients.Classify(err, "listing the members of pool "+p.Name)
+		}
+		for _, m := range members {
+			if m.Name != machine {
+				continue
+			}
+			if err := s.Clients.LoadBalancer.DeleteMember(ctx, p.ID, m.ID); err != nil {
+				if e := clients.Classify(err, "removing "+machine+" from pool "+p.Name); e.Reason != clients.ReasonNotFound {
+					return e
+				}
+			}
+		}
+	}
+	return nil
+}
