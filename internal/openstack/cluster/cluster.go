@@ -88,4 +88,3 @@ func ignoreNotFound(err error, what string) error {
 	}
 	return nil
 }
-

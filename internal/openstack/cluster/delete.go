@@ -209,4 +209,3 @@ func DeleteSecurityGroups(ctx context.Context, s Scope, req Request) error {
 	}
 	return nil
 }
-
