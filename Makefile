@@ -165,8 +165,10 @@ test: verify-generate test-tools ## Verify generated code, then run unit and int
 ifeq ($(OPENSTACK_TESTS),1)
 	bash hack/openstack/up.sh
 endif
+	@# -json + testsummary: one line per test that ran, every skip with its
+	@# reason, full output of failures.
 	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
-		go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./...
+		go test -json $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./... | go run ./hack/testsummary
 
 .PHONY: lint
 lint: ## go vet, gofmt, and golangci-lint (built from the proxy).
