@@ -1,18 +1,19 @@
-// Command addon-manager runs the OpenShift add-on: it mirrors Machine API
-// MachineSets as Cluster API MachineSets and builds layered node images.
+// Command addon-manager runs the OpenShift add-on: the MAPI to CAPI
+// MachineSet sync controller and the MachineConfigPool BuildController.
 package main
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
+	"github.com/ocp-capi/ocp-capi/internal/controller/addon"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 
 func main() {
+	opts := addon.NewOptions()
 	manager.Main(manager.Spec{
 		Name:        "addon-manager",
-		Description: "addon-manager runs the OpenShift add-on: MAPI to CAPI MachineSet sync and on-cluster image builds.",
-		AddToScheme: []func(*runtime.Scheme) error{clusterv1.AddToScheme},
+		Description: "addon-manager runs the OpenShift add-on: MAPI to CAPI MachineSet sync and on-cluster OS image builds.",
+		AddToScheme: addon.AddToScheme,
+		Controllers: addon.Controllers(opts),
+		ExtraFlags:  opts.AddFlags,
 	})
 }

@@ -225,8 +225,11 @@ var wireCases = map[string]wireCase{
 		setStatus: func(o client.Object) {
 			o.(*configv1.Infrastructure).Status = configv1.InfrastructureStatus{
 				InfrastructureName: "mycluster-x7k2p", Platform: configv1.OpenStackPlatformType,
-				PlatformStatus: &configv1.PlatformStatus{Type: configv1.OpenStackPlatformType},
-				APIServerURL:   "https://api.example.com:6443", APIServerInternalURL: "https://api-int.example.com:6443",
+				PlatformStatus: &configv1.PlatformStatus{Type: configv1.OpenStackPlatformType, OpenStack: &configv1.OpenStackPlatformStatus{
+					APIServerInternalIPs: []string{"10.0.0.5", "fd00::5"}, IngressIPs: []string{"10.0.0.7"},
+					LoadBalancer: &configv1.OpenStackPlatformLoadBalancer{Type: configv1.LoadBalancerTypeUserManaged},
+				}},
+				APIServerURL: "https://api.example.com:6443", APIServerInternalURL: "https://api-int.example.com:6443",
 				ControlPlaneTopology: configv1.SingleReplicaTopologyMode, InfrastructureTopology: configv1.SingleReplicaTopologyMode,
 			}
 		},

@@ -19,6 +19,9 @@ import (
 // Config is the effective configuration of a manager, read from its flags.
 type Config struct {
 	Kubeconfig string
+	// KubeAPIQPS and KubeAPIBurst bound the client's request rate.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 
 	MetricsBindAddress     string
 	MetricsSecure          bool
@@ -83,6 +86,10 @@ func newFlagSet(spec Spec, cfg *Config, concurrency map[string]*int, goFlags *fl
 
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "",
 		"Path to the kubeconfig of the management cluster. Empty: $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config.")
+	fs.Float32Var(&cfg.KubeAPIQPS, "kube-api-qps", 20,
+		"Maximum queries per second from this manager to the API server.")
+	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", 30,
+		"Maximum burst of queries from this manager to the API server.")
 
 	fs.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", ":8443",
 		`Address (host:port) of the metrics endpoint /metrics. "0" disables it.`)
@@ -242,6 +249,12 @@ func (c *Config) validate() error {
 		if n := c.Concurrency[name]; n < 1 {
 			return usageErrorf("--%s must be at least 1, got %d", concurrencyFlag(name), n)
 		}
+	}
+	if c.KubeAPIQPS <= 0 {
+		return usageErrorf("--kube-api-qps must be positive, got %v", c.KubeAPIQPS)
+	}
+	if c.KubeAPIBurst < 1 {
+		return usageErrorf("--kube-api-burst must be at least 1, got %d", c.KubeAPIBurst)
 	}
 	if c.WebhookPort < 0 || c.WebhookPort > 65535 {
 		return usageErrorf("--webhook-port must be between 0 (disabled) and 65535, got %d", c.WebhookPort)

@@ -29,6 +29,8 @@ func testSpec() Spec {
 
 func defaultConfig() Config {
 	return Config{
+		KubeAPIQPS:             20,
+		KubeAPIBurst:           30,
 		MetricsBindAddress:     ":8443",
 		MetricsSecure:          true,
 		HealthProbeBindAddress: ":9440",

@@ -141,6 +141,11 @@ func run(ctx context.Context, spec Spec, args []string, stdout, stderr io.Writer
 	log := logger.WithName("setup")
 
 	restConfig, err := loadRESTConfig(cfg.Kubeconfig)
+	if err == nil {
+		// The same client rate whether the config came from a file or
+		// from the cluster (a file alone would get client-go's 5 QPS).
+		restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	}
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,8 @@ SPDX-License-Identifier: Apache-2.0
 // status fields are written even when empty, and ClusterVersion status fields
 // that upstream requires (desired, observedGeneration, versionHash,
 // availableUpdates) have no omitempty. Only the fields our controllers read or
-// write are modelled: the per-platform specs and statuses, capabilities,
+// write are modelled: the per-platform specs and statuses (except a part of
+// OpenStack's status: the VIPs and the load balancer type), capabilities,
 // overrides, signature stores and conditional updates are not. Writers must
 // patch, so that those fields survive.
 package v1

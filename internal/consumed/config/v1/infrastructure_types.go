@@ -47,11 +47,54 @@ type InfrastructureSpec struct {
 	PlatformSpec PlatformSpec `json:"platformSpec,omitempty"`
 }
 
-// PlatformStatus is the observed platform; only the discriminator is
-// modelled. Type has no omitempty upstream.
+// PlatformStatus is the observed platform: the discriminator and, of the
+// per-platform statuses, only OpenStack's. Type has no omitempty upstream.
 type PlatformStatus struct {
 	// +optional
 	Type PlatformType `json:"type"`
+
+	// OpenStack is set on the OpenStack platform.
+	// +optional
+	OpenStack *OpenStackPlatformStatus `json:"openstack,omitempty"`
+}
+
+// PlatformLoadBalancerType says who runs the API and ingress load balancer.
+// +kubebuilder:validation:Enum=OpenShiftManagedDefault;UserManaged
+type PlatformLoadBalancerType string
+
+// The values of PlatformLoadBalancerType.
+const (
+	LoadBalancerTypeOpenShiftManagedDefault PlatformLoadBalancerType = "OpenShiftManagedDefault"
+	LoadBalancerTypeUserManaged             PlatformLoadBalancerType = "UserManaged"
+)
+
+// OpenStackPlatformLoadBalancer is the load balancer of an OpenStack cluster.
+type OpenStackPlatformLoadBalancer struct {
+	// +optional
+	// +kubebuilder:default=OpenShiftManagedDefault
+	Type PlatformLoadBalancerType `json:"type,omitempty"`
+}
+
+// OpenStackPlatformStatus is the subset of the OpenStack platform status the
+// MachineSet sync reads: the API and ingress VIPs, which MAPO adds as allowed
+// address pairs to the ports of a machine's networks, and the load balancer
+// type (UserManaged turns that off). Upstream writes both IP lists even when
+// empty.
+type OpenStackPlatformStatus struct {
+	// APIServerInternalIPs are the API VIPs (two in dual stack).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	APIServerInternalIPs []string `json:"apiServerInternalIPs"`
+
+	// IngressIPs are the ingress VIPs (two in dual stack).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	IngressIPs []string `json:"ingressIPs"`
+
+	// +optional
+	LoadBalancer *OpenStackPlatformLoadBalancer `json:"loadBalancer,omitempty"`
 }
 
 // InfrastructureStatus is the observed infrastructure. Upstream writes

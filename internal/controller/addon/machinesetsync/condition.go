@@ -1,0 +1,190 @@
+package machinesetsync
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
+)
+
+// SynchronizedCondition is the MAPI condition this controller owns.
+const SynchronizedCondition mapiv1beta1.ConditionType = "Synchronized"
+
+// Reasons of the Synchronized condition. The names of the False reasons are
+// upstream's (cluster-capi-operator) where the meaning is the same.
+const (
+	// ReasonSynchronized (True): the mirror and its template match the MAPI
+	// MachineSet's generation status.synchronizedGeneration. The message
+	// lists the conversion warnings, if any.
+	ReasonSynchronized = "ResourceSynchronized"
+	// ReasonConversionFailed (False): the MachineSet cannot be converted;
+	// the message names each field at fault by its path. Fix or remove
+	// those fields.
+	ReasonConversionFailed = "FailedToConvertMAPIMachineSetToCAPI"
+	// ReasonInfraUnavailable (False): the cluster context is missing: the
+	// Infrastructure cluster could not be read, or names no infrastructure
+	// name and --cluster-name is not set.
+	ReasonInfraUnavailable = "FailedToGetCAPIInfraResources"
+	// ReasonCreateFailed (False): creating the mirror failed; the message
+	// has the API server's answer.
+	ReasonCreateFailed = "FailedToCreateCAPIMachineSet"
+	// ReasonUpdateFailed (False): updating the mirror's metadata, spec or
+	// status failed; the message has the API server's answer.
+	ReasonUpdateFailed = "FailedToUpdateCAPIMachineSet"
+	// ReasonTemplateFailed (False): creating, adopting or cleaning up an
+	// infrastructure machine template failed.
+	ReasonTemplateFailed = "FailedToUpdateCAPIInfraMachineTemplate"
+	// ReasonTemplateConflict (False): a template with the wanted name exists
+	// with another spec (the controller did not create it, or it was
+	// changed). Delete or rename it.
+	ReasonTemplateConflict = "CAPIInfraMachineTemplateConflict"
+	// ReasonNotAuthoritative (Unknown): Cluster API is authoritative; this
+	// controller leaves the CAPI side alone.
+	ReasonNotAuthoritative = "AuthoritativeAPINotMachineAPI"
+	// ReasonMigrating (Unknown): authority is being handed over; this
+	// controller leaves the CAPI side alone until it is done.
+	ReasonMigrating = "AuthoritativeAPIMigrating"
+)
+
+// Event reasons besides the condition's.
+const (
+	EventConversionWarning = "ConversionWarning"
+	EventMirrorCreated     = "CAPIMachineSetCreated"
+	EventMirrorDeleted     = "CAPIMachineSetDeleted"
+	EventTemplateCreated   = "InfraMachineTemplateCreated"
+	EventTemplateDeleted   = "InfraMachineTemplateDeleted"
+)
+
+// maxMessageLength bounds the condition message (many warnings).
+const maxMessageLength = 8192
+
+// condition is the wanted state of the Synchronized condition.
+type condition struct {
+	status  corev1.ConditionStatus
+	reason  string
+	message string
+	// warnings become events when the message changes.
+	warnings []string
+}
+
+// setSynchronized writes the Synchronized condition, and on True
+// status.synchronizedGeneration, unless they already say so. The write is a
+// server-side apply of the status subresource under ConditionFieldOwner,
+// with the object's resourceVersion: the migration controller writes these
+// fields too. Events record each change.
+func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, want condition) error {
+	severity := mapiv1beta1.ConditionSeverityNone
+	switch want.status {
+	case corev1.ConditionFalse:
+		severity = mapiv1beta1.ConditionSeverityError
+	case corev1.ConditionUnknown:
+		severity = mapiv1beta1.ConditionSeverityInfo
+	}
+	msg := truncate(want.message)
+	// synchronizedGeneration never decreases (the CRD refuses it).
+	gen := ms.Status.SynchronizedGeneration
+	if want.status == corev1.ConditionTrue && ms.Generation > gen {
+		gen = ms.Generation
+	}
+	cur := findCondition(ms.Status.Conditions, SynchronizedCondition)
+	if cur != nil && cur.Status == want.status && cur.Reason == want.reason && cur.Message == msg &&
+		cur.Severity == severity && gen == ms.Status.SynchronizedGeneration {
+		return nil
+	}
+	ltt := metav1.Now()
+	if cur != nil && cur.Status == want.status {
+		ltt = cur.LastTransitionTime
+	}
+	cond := map[string]any{
+		"type":               string(SynchronizedCondition),
+		"status":             string(want.status),
+		"reason":             want.reason,
+		"lastTransitionTime": ltt.UTC().Format(time.RFC3339),
+	}
+	if msg != "" {
+		cond["message"] = msg
+	}
+	if severity != "" {
+		cond["severity"] = string(severity)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": mapiv1beta1.GroupVersion.String(),
+		"kind":       "MachineSet",
+		"metadata": map[string]any{
+			"name": ms.Name, "namespace": ms.Namespace, "resourceVersion": ms.ResourceVersion,
+		},
+		"status": map[string]any{"conditions": []any{cond}},
+	}}
+	// Once set, it is always written, so that this field manager never
+	// drops it (the CRD refuses that). Zero is left out, as other writers'
+	// clients (omitempty) leave it out; the CRD would refuse their updates
+	// after an explicit zero.
+	if gen > 0 {
+		unstructured.SetNestedField(u.Object, gen, "status", "synchronizedGeneration") //nolint:errcheck // status is a map
+	}
+	if err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(ConditionFieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("writing the Synchronized condition: %w", err)
+	}
+	fresh := &mapiv1beta1.MachineSet{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fresh); err != nil {
+		return err
+	}
+	*ms = *fresh
+
+	changedMessage := cur == nil || cur.Message != msg || cur.Reason != want.reason
+	switch want.status {
+	case corev1.ConditionTrue:
+		r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, want.reason, "Sync",
+			"CAPI MachineSet %s/%s is synchronized with generation %d", r.CAPINamespace, ms.Name, gen)
+		if changedMessage {
+			for _, w := range want.warnings {
+				r.Recorder.Eventf(ms, nil, corev1.EventTypeWarning, EventConversionWarning, "Convert", "%s", w)
+			}
+		}
+	case corev1.ConditionFalse:
+		if changedMessage {
+			r.Recorder.Eventf(ms, nil, corev1.EventTypeWarning, want.reason, "Sync", "%s", msg)
+		}
+	default:
+		if changedMessage {
+			r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, want.reason, "Sync", "%s", msg)
+		}
+	}
+	return nil
+}
+
+// synchronizedMessage is the True message: empty, or the warnings.
+func synchronizedMessage(warnings []string) string {
+	switch len(warnings) {
+	case 0:
+		return ""
+	case 1:
+		return "Converted with 1 warning: " + warnings[0]
+	}
+	return fmt.Sprintf("Converted with %d warnings: %s", len(warnings), strings.Join(warnings, "; "))
+}
+
+func truncate(s string) string {
+	if len(s) <= maxMessageLength {
+		return s
+	}
+	return s[:maxMessageLength-len(" ...(truncated)")] + " ...(truncated)"
+}
+
+func findCondition(cs []mapiv1beta1.Condition, t mapiv1beta1.ConditionType) *mapiv1beta1.Condition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
