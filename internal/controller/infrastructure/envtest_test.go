@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -62,7 +63,7 @@ var (
 		infrav1.ReadyCondition, infrav1.ReferencesResolvedCondition, infrav1.PortsReadyCondition,
 		infrav1.VolumesReadyCondition, infrav1.InstanceReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition,
 	}
-	machineConditions  = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCondition, clusterv1.PausedCondition}
+	machineConditions  = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition, clusterv1.PausedCondition}
 	templateConditions = []string{infrav1.ReadyCondition, infrav1.CapacityResolvedCondition}
 )
 
@@ -73,7 +74,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(levelFromEnv())))
+	ctrl.SetLogger(logr.New(captureSink{LogSink: zap.New(zap.UseDevMode(true), zap.Level(levelFromEnv())).GetSink()}))
 	var err error
 	if env, err = envtest.Start(envtest.Options{}); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
@@ -116,6 +117,57 @@ func levelFromEnv() zapcore.Level {
 		return -4
 	}
 	return 1 // errors only; conditions tell the story
+}
+
+// reconcileErrors are the "Reconciler error" entries controller-runtime
+// logged, by namespace, so a test can tell whether its objects caused any.
+var reconcileErrors struct {
+	mu   sync.Mutex
+	byNS map[string][]string
+}
+
+// captureSink passes every entry on and records reconcile errors.
+type captureSink struct {
+	logr.LogSink
+	values []any
+}
+
+func (s captureSink) WithValues(kv ...any) logr.LogSink {
+	return captureSink{LogSink: s.LogSink.WithValues(kv...), values: append(slices.Clone(s.values), kv...)}
+}
+
+func (s captureSink) WithName(name string) logr.LogSink {
+	return captureSink{LogSink: s.LogSink.WithName(name), values: s.values}
+}
+
+func (s captureSink) Error(err error, msg string, kv ...any) {
+	if msg == "Reconciler error" {
+		var controller, ns, name string
+		all := append(slices.Clone(s.values), kv...)
+		for i := 0; i+1 < len(all); i += 2 {
+			switch all[i] {
+			case "controller":
+				controller = fmt.Sprint(all[i+1])
+			case "namespace":
+				ns = fmt.Sprint(all[i+1])
+			case "name":
+				name = fmt.Sprint(all[i+1])
+			}
+		}
+		reconcileErrors.mu.Lock()
+		if reconcileErrors.byNS == nil {
+			reconcileErrors.byNS = map[string][]string{}
+		}
+		reconcileErrors.byNS[ns] = append(reconcileErrors.byNS[ns], fmt.Sprintf("%s %s: %v", controller, name, err))
+		reconcileErrors.mu.Unlock()
+	}
+	s.LogSink.Error(err, msg, kv...)
+}
+
+func reconcileErrorsIn(ns string) []string {
+	reconcileErrors.mu.Lock()
+	defer reconcileErrors.mu.Unlock()
+	return slices.Clone(reconcileErrors.byNS[ns])
 }
 
 // cloudEnv is one fake OpenStack with a flavor, an image and a network,
@@ -788,4 +840,113 @@ func TestMachineProviderIDRegion(t *testing.T) {
 	g.Expect(osm.Status.Addresses).NotTo(BeEmpty())
 	g.Expect(string(ptr.Deref(osm.Status.InstanceState, ""))).To(Equal("ACTIVE"))
 	g.Expect(strings.Count(osm.Spec.ProviderID, "/")).To(Equal(3))
+}
+
+// TestDeletionReportsNoError: deleting servers and machines raises no
+// reconcile error. The pass that removes the finalizer is often followed
+// by one more that still finds the object in the informer cache; its
+// status patch then meets an object that is gone, which is the expected
+// end of a deletion, not an error.
+func TestDeletionReportsNoError(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	e := newCloudEnv(t)
+	var objs []client.Object
+	for i := range 4 {
+		oss := e.server(fmt.Sprintf("del-%d", i))
+		e.create(oss)
+		objs = append(objs, oss)
+	}
+	for i := range 2 {
+		_, osm := e.machineObjects(fmt.Sprintf("del-machine-%d", i), e.machineSpec(), machineOpts{})
+		objs = append(objs, osm)
+	}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *infrav1alpha1.OpenStackServer:
+			waitServerReady(g, o)
+		case *infrav1.OpenStackMachine:
+			waitMachineReady(g, o)
+		}
+	}
+	g.Expect(reconcileErrorsIn(e.ns)).To(BeEmpty())
+	for _, o := range objs {
+		e.deleteAndWait(o)
+	}
+	g.Expect(e.cloud.Names(fakeopenstack.Servers)).To(BeEmpty())
+	// The last passes may still be running when the objects are gone.
+	g.Consistently(func() []string { return reconcileErrorsIn(e.ns) }, 2*time.Second, tick).Should(BeEmpty())
+}
+
+// TestDeletionProblemShowsInReady: Ready shows what blocks a deletion, not
+// only that one is under way. Here the identity Secret is deleted before
+// the machine (a common mistake): deletion cannot proceed, and both the
+// machine's and the server's Ready must say why. Restoring the Secret lets
+// the deletion finish with nothing left in OpenStack.
+func TestDeletionProblemShowsInReady(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	e := newCloudEnv(t)
+	_, osm := e.machineObjects("stuck", e.machineSpec(), machineOpts{})
+	waitMachineReady(g, osm)
+	oss := &infrav1alpha1.OpenStackServer{ObjectMeta: metav1.ObjectMeta{Name: osm.Name, Namespace: e.ns}}
+
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "cloud"}, secret)).To(Succeed())
+	g.Expect(env.Client.Delete(context.Background(), secret)).To(Succeed())
+	restore := func() {
+		fresh := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: e.ns}, Data: secret.Data}
+		if err := env.Client.Create(context.Background(), fresh); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Errorf("restoring the identity Secret: %v", err)
+		}
+	}
+	t.Cleanup(restore) // runs before the cleanup that deletes the machine
+	g.Expect(env.Client.Delete(context.Background(), osm)).To(Succeed())
+
+	const why = "identity Secret"
+	g.Eventually(func(g Gomega) {
+		get(g, oss)
+		g.Expect(cond(oss, clusterv1.DeletingCondition)).To(ContainSubstring(why))
+	}, wait, tick).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, osm)
+		g.Expect(cond(osm, infrav1.ReadyCondition)).To(HavePrefix("False/"))
+		g.Expect(cond(osm, infrav1.ReadyCondition)).To(ContainSubstring(why))
+	}, wait, tick).Should(Succeed(), "the machine's Ready does not say why its deletion is stuck")
+	g.Eventually(func(g Gomega) {
+		get(g, oss)
+		g.Expect(cond(oss, infrav1.ReadyCondition)).To(HavePrefix("False/"))
+		g.Expect(cond(oss, infrav1.ReadyCondition)).To(ContainSubstring(why), "Deleting: %s", cond(oss, clusterv1.DeletingCondition))
+	}, wait, tick).Should(Succeed(), "the server's Ready does not say why its deletion is stuck")
+
+	restore()
+	e.deleteAndWait(osm)
+	for _, k := range []fakeopenstack.Kind{fakeopenstack.Servers, fakeopenstack.Ports} {
+		g.Expect(e.cloud.Names(k)).To(BeEmpty(), "%s left in OpenStack", k)
+	}
+}
+
+// TestDeletionCallBudget: deleting a server sends each DELETE once. Nova
+// takes a while to delete a server (task_state "deleting"); looking at it
+// again in the meantime must not send the DELETE again, and the pass that
+// may follow the finalizer's removal (the informer cache still shows the
+// object) must not delete anything again either.
+func TestDeletionCallBudget(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	e := newCloudEnv(t)
+	e.cloud.SetDeleteReads(2) // Nova answers twice with task_state "deleting"
+	oss := e.server("budget")
+	e.createDeletedOnCleanup(oss)
+	waitServerReady(g, oss)
+
+	e.cloud.ResetRequests()
+	e.deleteAndWait(oss)
+	g.Expect(e.cloud.Names(fakeopenstack.Servers)).To(BeEmpty())
+	g.Expect(e.cloud.Names(fakeopenstack.Ports)).To(BeEmpty())
+	// The last pass may still be running when the object is gone.
+	g.Consistently(func(g Gomega) {
+		g.Expect(e.cloud.Hits("DELETE", "/compute/v2.1/servers/{id}")).To(Equal(1), "server DELETEs: %v", e.cloud.Calls())
+		g.Expect(e.cloud.Hits("DELETE", "/network/v2.0/ports/{id}")).To(Equal(1), "port DELETEs: %v", e.cloud.Calls())
+	}, 2*time.Second, tick).Should(Succeed())
 }

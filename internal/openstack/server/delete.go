@@ -33,9 +33,12 @@ func Delete(ctx context.Context, s Scope, req Request, known Known) error {
 
 func deleteInstance(ctx context.Context, s Scope, req Request, id string) error {
 	var ids []string
+	pending := false
 	if id != "" {
 		srv, err := s.Clients.Compute.GetServer(ctx, id)
 		switch {
+		case err == nil && srv.TaskState == "deleting":
+			pending = true
 		case err == nil:
 			if !gone(srv.Status) {
 				ids = append(ids, srv.ID)
@@ -50,12 +53,14 @@ func deleteInstance(ctx context.Context, s Scope, req Request, id string) error 
 			return clients.Classify(err, "looking up server "+req.Name)
 		}
 		for _, f := range found {
-			if !gone(f.Status) {
+			if f.TaskState == "deleting" {
+				pending = true
+			} else if !gone(f.Status) {
 				ids = append(ids, f.ID)
 			}
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 && !pending {
 		return nil
 	}
 	for _, sid := range ids {

@@ -277,6 +277,136 @@ func TestWebhooksThroughAPIServer(t *testing.T) {
 	})
 }
 
+func cluster(ns, name string) *infrav1.OpenStackCluster {
+	return &infrav1.OpenStackCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: infrav1.OpenStackClusterSpec{
+			IdentityRef:           infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: "openstack"},
+			ManagedSubnets:        []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
+			ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
+			Bastion: &infrav1.Bastion{Enabled: ptr.To(true), Spec: &infrav1.OpenStackMachineSpec{
+				Flavor: infrav1.FlavorParam{Filter: &infrav1.FlavorFilter{Name: ptr.To("m1.small")}},
+				Image:  infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("rhcos")}},
+			}},
+		},
+	}
+}
+
+// updateCluster re-reads the cluster, applies mutate and updates it.
+func updateCluster(t *testing.T, cl client.Client, c *infrav1.OpenStackCluster, mutate func(*infrav1.OpenStackCluster)) error {
+	t.Helper()
+	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
+	mutate(c)
+	return cl.Update(context.Background(), c)
+}
+
+func TestOpenStackClusterWebhookThroughAPIServer(t *testing.T) {
+	cl, ns := startWebhookEnv(t)
+	ctx := context.Background()
+
+	t.Run("controlPlaneEndpoint is set once", func(t *testing.T) {
+		c := cluster(ns, "endpoint")
+		if err := cl.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "192.0.2.10", Port: 6443}
+		}); err != nil {
+			t.Fatalf("setting the endpoint: %v", err)
+		}
+		wantInvalid(t, updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.ControlPlaneEndpoint.Host = "192.0.2.11"
+		}), "spec.controlPlaneEndpoint.host", "set once")
+	})
+
+	t.Run("identityRef rotates, region does not", func(t *testing.T) {
+		c := cluster(ns, "identity")
+		if err := cl.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.IdentityRef.Name = "rotated"
+			c.Spec.IdentityRef.CloudName = "other"
+		}); err != nil {
+			t.Fatalf("rotating credentials: %v", err)
+		}
+		wantInvalid(t, updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.IdentityRef.Region = "RegionTwo"
+		}), "region is immutable")
+	})
+
+	t.Run("network, API endpoint and tags are fixed, each named", func(t *testing.T) {
+		c := cluster(ns, "network")
+		if err := cl.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		wantInvalid(t, updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.ManagedSubnets[0].CIDR = "10.7.0.0/24"
+			c.Spec.ExternalNetwork = &infrav1.NetworkParam{ID: ptr.To(networkB)}
+			c.Spec.APIServer = &infrav1.APIServer{Port: ptr.To(443), ManagedLoadBalancer: &infrav1.ManagedLoadBalancer{Enabled: ptr.To(false)}}
+			c.Spec.Tags = []string{"new"}
+		}), "spec.managedSubnets[0].cidr", "spec.externalNetwork", "spec.apiServer.port",
+			"spec.apiServer.managedLoadBalancer.enabled", "spec.tags", "cannot be changed after creation")
+	})
+
+	t.Run("bastion: spec mutable, removal only once disabled", func(t *testing.T) {
+		c := cluster(ns, "bastion")
+		if err := cl.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.Bastion.Spec.Flavor.Filter.Name = ptr.To("m1.large")
+		}); err != nil {
+			t.Fatalf("changing the bastion flavor: %v", err)
+		}
+		wantInvalid(t, updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) { c.Spec.Bastion = nil }),
+			"spec.bastion", "disable the bastion first")
+		if err := updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) { c.Spec.Bastion.Enabled = ptr.To(false) }); err != nil {
+			t.Fatalf("disabling the bastion: %v", err)
+		}
+		if err := updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) { c.Spec.Bastion = nil }); err != nil {
+			t.Fatalf("removing the disabled bastion: %v", err)
+		}
+	})
+
+	t.Run("security group rules are mutable, one remote each", func(t *testing.T) {
+		c := cluster(ns, "rules")
+		if err := cl.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		r := infrav1.SecurityGroupRuleSpec{Name: "web", Direction: "ingress", Protocol: ptr.To("tcp"),
+			PortRangeMin: ptr.To[int32](8080), PortRangeMax: ptr.To[int32](8080), RemoteIPPrefix: ptr.To("10.0.0.0/8")}
+		if err := updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.ManagedSecurityGroups.WorkerNodesSecurityGroupRules = []infrav1.SecurityGroupRuleSpec{r}
+			c.Spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
+		}); err != nil {
+			t.Fatalf("changing the rules: %v", err)
+		}
+		wantInvalid(t, updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) {
+			c.Spec.ManagedSecurityGroups.WorkerNodesSecurityGroupRules[0].RemoteManagedGroups = []infrav1.ManagedSecurityGroupName{infrav1.ManagedSecurityGroupWorker}
+		}), "spec.managedSecurityGroups.workerNodesSecurityGroupRules[0]", "only one of")
+		wantInvalid(t, updateCluster(t, cl, c, func(c *infrav1.OpenStackCluster) { c.Spec.ManagedSecurityGroups = nil }),
+			"spec.managedSecurityGroups", "cannot be turned on or off")
+	})
+
+	t.Run("OpenStackClusterTemplate change is refused except topology dry-runs", func(t *testing.T) {
+		tmpl := &infrav1.OpenStackClusterTemplate{ObjectMeta: metav1.ObjectMeta{Name: "template", Namespace: ns},
+			Spec: infrav1.OpenStackClusterTemplateSpec{Template: infrav1.OpenStackClusterTemplateResource{Spec: cluster(ns, "x").Spec}}}
+		if err := cl.Create(ctx, tmpl); err != nil {
+			t.Fatal(err)
+		}
+		changed := tmpl.DeepCopy()
+		changed.Spec.Template.Spec.Bastion.Spec.Flavor.Filter.Name = ptr.To("m1.large")
+		wantInvalid(t, cl.Update(ctx, changed.DeepCopy()), "spec.template.spec.bastion.spec.flavor.filter.name")
+		changed.Annotations = map[string]string{clusterv1.TopologyDryRunAnnotation: ""}
+		if err := cl.Update(ctx, changed.DeepCopy(), client.DryRunAll); err != nil {
+			t.Fatalf("topology dry-run refused: %v", err)
+		}
+	})
+}
+
 // TestCELRejectsUnsupportedCAPOFields shows, through the real API server,
 // that the CAPO fields this provider does not implement are refused with
 // their messages rather than accepted and ignored.

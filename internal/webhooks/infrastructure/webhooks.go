@@ -1,13 +1,16 @@
 // Package infrastructure holds the validating admission webhooks of the
-// OpenStack infrastructure provider: OpenStackServer, OpenStackMachine and
-// OpenStackMachineTemplate.
+// OpenStack infrastructure provider: OpenStackServer, OpenStackMachine,
+// OpenStackMachineTemplate, OpenStackCluster and OpenStackClusterTemplate.
 //
 // The CRD schemas (CEL rules included) do most of the validation. These
 // webhooks add what CEL cannot express well:
 //
 //   - immutability, reported field by field: every changed path under spec
 //     gets its own Forbidden error, so the user sees exactly what to revert;
-//   - a port with port security disabled cannot carry security groups.
+//   - a port with port security disabled cannot carry security groups;
+//   - an OpenStackCluster's update rules: what may change after creation
+//     (controlPlaneEndpoint once, identityRef, bastion, security group
+//     rules) and what may not, with the reason at each field.
 //
 // The webhook configurations are generated from the markers in this package
 // into config/infrastructure/webhook/manifests.yaml.
@@ -31,8 +34,8 @@ import (
 )
 
 // SetupWebhooks registers the validating webhooks of OpenStackServer,
-// OpenStackMachine and OpenStackMachineTemplate with the manager's webhook
-// server. The manager's scheme must know both infrastructure API versions.
+// OpenStackMachine, OpenStackMachineTemplate, OpenStackCluster and
+// OpenStackClusterTemplate with the manager's webhook server. The manager's scheme must know both infrastructure API versions.
 func SetupWebhooks(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1alpha1.OpenStackServer{}).
 		WithValidator(&openStackServerWebhook{}).
@@ -49,6 +52,16 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 		Complete(); err != nil {
 		return fmt.Errorf("setting up the OpenStackMachineTemplate webhook: %w", err)
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1.OpenStackCluster{}).
+		WithValidator(&openStackClusterWebhook{}).
+		Complete(); err != nil {
+		return fmt.Errorf("setting up the OpenStackCluster webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1.OpenStackClusterTemplate{}).
+		WithValidator(&openStackClusterTemplateWebhook{}).
+		Complete(); err != nil {
+		return fmt.Errorf("setting up the OpenStackClusterTemplate webhook: %w", err)
+	}
 	return nil
 }
 
@@ -58,6 +71,8 @@ var (
 	openStackServerGK          = infrav1alpha1.GroupVersion.WithKind("OpenStackServer").GroupKind()
 	openStackMachineGK         = infrav1.GroupVersion.WithKind("OpenStackMachine").GroupKind()
 	openStackMachineTemplateGK = infrav1.GroupVersion.WithKind("OpenStackMachineTemplate").GroupKind()
+	openStackClusterGK         = infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind()
+	openStackClusterTemplateGK = infrav1.GroupVersion.WithKind("OpenStackClusterTemplate").GroupKind()
 )
 
 // invalid turns field errors into one Invalid API error listing all of them,

@@ -14,13 +14,14 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
@@ -40,6 +41,13 @@ func clusterLeftovers(t *testing.T, ns, name string) []string {
 	nl, _ := networks.ExtractNetworks(np)
 	for _, n := range nl {
 		out = append(out, "network "+n.Name)
+	}
+	// A subnet goes with its network, unless it was made on another one.
+	sp, err := subnets.List(direct.network, subnets.ListOpts{Name: base}).AllPages(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	sl, _ := subnets.ExtractSubnets(sp)
+	for _, s := range sl {
+		out = append(out, "subnet "+s.Name)
 	}
 	rp, err := routers.List(direct.network, routers.ListOpts{Name: base}).AllPages(ctx)
 	Expect(err).NotTo(HaveOccurred())

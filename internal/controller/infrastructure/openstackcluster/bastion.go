@@ -93,7 +93,7 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *i
 
 	if !bastionEnabled(osc) {
 		if exists {
-			return r.deleteBastion(ctx, s, osc, oss, "the bastion is disabled")
+			return r.deleteBastion(ctx, osc, oss, "the bastion is disabled")
 		}
 		if err := r.releaseBastionFIP(ctx, s, osc); err != nil {
 			return r.outcome(osc, infrav1.BastionReadyCondition, err)
@@ -112,9 +112,18 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *i
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "waiting for the old bastion to go away")
 		return ctrl.Result{}, nil
 	}
-	if exists && !apiequality.Semantic.DeepEqual(oss.Spec, *desired) {
+	if exists && !sameServer(oss.Spec, *desired) {
 		r.Recorder.Eventf(osc, oss, "Normal", "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", name)
-		return r.deleteBastion(ctx, s, osc, oss, "the bastion spec changed; replacing it")
+		return r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it")
+	}
+	// The identity is the one input that changes without replacing the
+	// server (credential rotation): pass it on.
+	if exists && oss.Spec.IdentityRef != desired.IdentityRef {
+		base := oss.DeepCopy()
+		oss.Spec.IdentityRef = desired.IdentityRef
+		if err := r.Client.Patch(ctx, oss, client.MergeFrom(base)); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if !exists {
 		oss = &infrav1alpha1.OpenStackServer{
@@ -171,6 +180,13 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *i
 	return ctrl.Result{}, nil
 }
 
+// sameServer reports whether two server specs build the same server; the
+// identity does not count (it can change in place).
+func sameServer(a, b infrav1alpha1.OpenStackServerSpec) bool {
+	a.IdentityRef, b.IdentityRef = infrav1.OpenStackIdentityReference{}, infrav1.OpenStackIdentityReference{}
+	return apiequality.Semantic.DeepEqual(a, b)
+}
+
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {
 		if v != "" {
@@ -182,7 +198,7 @@ func firstNonEmpty(s ...string) string {
 
 // deleteBastion deletes the bastion's OpenStackServer; its floating IP is
 // released once the server is gone (kept if the user gave it).
-func (r *Reconciler) deleteBastion(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster, oss *infrav1alpha1.OpenStackServer, why string) (ctrl.Result, error) {
+func (r *Reconciler) deleteBastion(ctx context.Context, osc *infrav1.OpenStackCluster, oss *infrav1alpha1.OpenStackServer, why string) (ctrl.Result, error) {
 	if oss.DeletionTimestamp.IsZero() {
 		if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err

@@ -26,6 +26,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/apiutil"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/scope"
 )
@@ -40,7 +41,8 @@ var (
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines,verbs=get;list;watch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
 
@@ -114,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		_ = capiconditions.SetSummaryCondition(osc, osc, infrav1.ReadyCondition,
 			capiconditions.ForConditionTypes(append(append([]string{}, stepConditions...), clusterv1.DeletingCondition)),
 			capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
-		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apierrors.IsNotFound(err) && !osc.DeletionTimestamp.IsZero()) {
+		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && (!apiutil.IsNotFound(err) || osc.DeletionTimestamp.IsZero()) {
 			reterr = fmt.Errorf("patching OpenStackCluster: %w (%v)", err, reterr)
 		}
 	}()

@@ -3,11 +3,13 @@ package openstackcluster
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -156,14 +158,19 @@ func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1
 	return "the API floating IP is held by another control-plane machine", false, nil
 }
 
-// Remove takes the machine out of the load balancer's pools.
+// Remove takes the machine out of the API endpoint before it goes: out of
+// the load balancer's pools, or, when it holds the API floating IP, hands
+// the floating IP to another ready control-plane machine (or detaches it).
 func (i *Ingress) Remove(ctx context.Context, machine string, cl *clusterv1.Cluster) error {
 	if cl == nil {
 		return nil
 	}
 	osc, err := infraCluster(ctx, i.Client, cl)
-	if err != nil || osc == nil || osc.Status.APIServerLoadBalancer == nil {
+	if err != nil || osc == nil {
 		return err
+	}
+	if osc.Status.APIServerLoadBalancer == nil {
+		return i.handOverFloatingIP(ctx, osc, cl, machine)
 	}
 	s, err := i.scopeFor(ctx, osc)
 	if err != nil {
@@ -194,4 +201,62 @@ func (i *Ingress) Remove(ctx context.Context, machine string, cl *clusterv1.Clus
 		}
 	}
 	return nil
+}
+
+// handOverFloatingIP moves the API floating IP from a leaving machine to
+// another ready control-plane machine, so the API stays reachable.
+func (i *Ingress) handOverFloatingIP(ctx context.Context, osc *infrav1.OpenStackCluster, cl *clusterv1.Cluster, leaving string) error {
+	if osc.Status.ExternalNetwork == nil || osc.Spec.ControlPlaneEndpoint == nil || osc.Spec.ControlPlaneEndpoint.Host == "" {
+		return nil
+	}
+	mine := &infrav1alpha1.OpenStackServer{}
+	if err := i.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: leaving}, mine); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if mine.Status.Resources == nil || len(mine.Status.Resources.Ports) == 0 {
+		return nil
+	}
+	s, err := i.scopeFor(ctx, osc)
+	if err != nil {
+		return err
+	}
+	list, err := s.Clients.NetworkInfra.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: osc.Spec.ControlPlaneEndpoint.Host, FloatingNetworkID: osc.Status.ExternalNetwork.ID})
+	if err != nil {
+		return clients.Classify(err, "looking up the API floating IP")
+	}
+	if len(list) != 1 || list[0].PortID != mine.Status.Resources.Ports[0].ID {
+		return nil
+	}
+	next := i.nextHolder(ctx, cl, leaving)
+	if _, err := s.Clients.NetworkInfra.AssociateFloatingIP(ctx, list[0].ID, next); err != nil {
+		return clients.Classify(err, "handing over the API floating IP")
+	}
+	s.Log.Info("Handed over the API floating IP", "address", list[0].FloatingIP, "from", leaving, "toPort", next)
+	return nil
+}
+
+// nextHolder is the first port of another ready, not deleting
+// control-plane machine of the cluster, or "" (detach).
+func (i *Ingress) nextHolder(ctx context.Context, cl *clusterv1.Cluster, leaving string) string {
+	machines := &clusterv1.MachineList{}
+	if err := i.Client.List(ctx, machines, client.InNamespace(cl.Namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: cl.Name}, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+		return ""
+	}
+	sort.Slice(machines.Items, func(a, b int) bool { return machines.Items[a].Name < machines.Items[b].Name })
+	for _, m := range machines.Items {
+		name := m.Spec.InfrastructureRef.Name
+		if name == "" || name == leaving || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		oss := &infrav1alpha1.OpenStackServer{}
+		if err := i.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: name}, oss); err != nil {
+			continue
+		}
+		if oss.DeletionTimestamp.IsZero() && capiconditions.IsTrue(oss, infrav1.ReadyCondition) &&
+			oss.Status.Resources != nil && len(oss.Status.Resources.Ports) > 0 {
+			return oss.Status.Resources.Ports[0].ID
+		}
+	}
+	return ""
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -25,6 +24,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/apiutil"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 )
 
@@ -120,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
 			capiconditions.ForConditionTypes(summaryConditions))
 		// Once the finalizer is gone the object may be gone too.
-		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apierrors.IsNotFound(err) && !osm.DeletionTimestamp.IsZero()) {
+		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apiutil.IsNotFound(err) && !osm.DeletionTimestamp.IsZero()) {
 			reterr = fmt.Errorf("patching OpenStackMachine: %w (%v)", err, reterr)
 		}
 	}()

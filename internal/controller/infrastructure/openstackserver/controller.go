@@ -5,6 +5,7 @@ package openstackserver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -24,6 +25,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/apiutil"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/scope"
 )
@@ -86,6 +88,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Client.Get(ctx, req.NamespacedName, oss); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if !oss.DeletionTimestamp.IsZero() && r.memo.isFinished(oss.UID) {
+		// A stale copy of an object whose deletion is complete.
+		return ctrl.Result{}, nil
+	}
 
 	// A server need not belong to a cluster; when it does, the cluster's
 	// pause applies.
@@ -118,8 +124,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.memo.forget(oss.UID)
 		}
 		// Once the finalizer is gone the object may be gone too.
-		if err := helper.Patch(ctx, oss, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apierrors.IsNotFound(err) && !oss.DeletionTimestamp.IsZero()) {
+		err := helper.Patch(ctx, oss, patch.WithOwnedConditions{Conditions: ownedConditions})
+		gone := err != nil && apiutil.IsNotFound(err) && !oss.DeletionTimestamp.IsZero()
+		if err != nil && !gone {
 			reterr = kerrorsJoin(reterr, fmt.Errorf("patching OpenStackServer: %w", err))
+		}
+		if (err == nil || gone) && !oss.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
+			// Deletion is complete; passes on stale copies are skipped.
+			r.memo.markFinished(oss.UID, time.Now())
 		}
 	}()
 
@@ -130,10 +142,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	return r.reconcileNormal(ctx, oss)
 }
 
-// summarize computes Ready from the step conditions.
+// summarize computes Ready from the step conditions and Deleting, so a
+// deletion that is blocked shows in Ready too.
 func summarize(oss *infrav1alpha1.OpenStackServer) {
 	_ = capiconditions.SetSummaryCondition(oss, oss, infrav1.ReadyCondition,
-		capiconditions.ForConditionTypes(stepConditions))
+		capiconditions.ForConditionTypes(append([]string{clusterv1.DeletingCondition}, stepConditions...)),
+		capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
 }
 
 func kerrorsJoin(a, b error) error {

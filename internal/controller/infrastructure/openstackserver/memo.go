@@ -21,6 +21,31 @@ import (
 type memo struct {
 	mu sync.Mutex
 	m  map[types.UID]memoEntry
+	// finished holds the objects whose deletion this process completed
+	// (finalizer removed), for a minute: the informer cache may still show
+	// them, and a pass on that stale copy must not touch OpenStack.
+	finished map[types.UID]time.Time
+}
+
+func (m *memo) markFinished(uid types.UID, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.finished == nil {
+		m.finished = map[types.UID]time.Time{}
+	}
+	for k, t := range m.finished {
+		if now.Sub(t) > time.Minute {
+			delete(m.finished, k)
+		}
+	}
+	m.finished[uid] = now
+}
+
+func (m *memo) isFinished(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.finished[uid]
+	return ok
 }
 
 type memoEntry struct {
