@@ -168,6 +168,7 @@ endif
 	@# -json + testsummary: one line per test that ran, every skip with its
 	@# reason, full output of failures.
 	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
+		OCP_CAPI_OPENSTACK_CLOUDS=$(or $(OCP_CAPI_OPENSTACK_CLOUDS),$(wildcard /etc/openstack/clouds.yaml)) \
 		go test -json $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./... | go run ./hack/testsummary
 
 .PHONY: lint

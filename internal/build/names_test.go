@@ -53,7 +53,7 @@ func FuzzNamesFor(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, pool string) {
 		if len(validation.IsDNS1123Subdomain(pool)) > 0 {
-			t.Skip() // not a possible pool name
+			return // not a possible pool name: nothing to check
 		}
 		id := Inputs{Pool: pool}.ID()
 		n := NamesFor(pool, id)
