@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -182,7 +183,7 @@ func parseFlags(spec Spec, args []string, goFlags *flag.FlagSet) (*Config, *pfla
 		return nil, nil, err
 	}
 	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
+		if errors.Is(err, pflag.ErrHelp) {
 			return nil, fs, err
 		}
 		return nil, fs, &UsageError{Err: err}

@@ -31,7 +31,7 @@ func ReadCRDDir(dir string) ([]CRD, error) {
 	}
 	var out []CRD
 	for _, e := range entries {
-		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+		if e.IsDir() || (!strings.HasSuffix(e.Name(), ".yaml") && !strings.HasSuffix(e.Name(), ".yml")) {
 			continue
 		}
 		crds, err := ReadCRDFile(filepath.Join(dir, e.Name()))

@@ -115,8 +115,8 @@ func Start(opts Options) (*Environment, error) {
 	}
 	api := env.ControlPlane.GetAPIServer()
 	if opts.APIServerPort != 0 {
-		api.SecureServing.ListenAddr.Address = "127.0.0.1"
-		api.SecureServing.ListenAddr.Port = strconv.Itoa(opts.APIServerPort)
+		api.Address = "127.0.0.1"
+		api.Port = strconv.Itoa(opts.APIServerPort)
 	}
 	if opts.DataDir != "" {
 		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
@@ -294,7 +294,7 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

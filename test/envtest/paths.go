@@ -42,7 +42,7 @@ func isRoot(dir string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {

@@ -77,7 +77,7 @@ func (e *Environment) WaitForWebhookServer(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("webhook server on %s not ready: %w (last error: %v)", addr, ctx.Err(), err)
+			return fmt.Errorf("webhook server on %s not ready: %w (last error: %w)", addr, ctx.Err(), err)
 		case <-ticker.C:
 		}
 	}

@@ -143,7 +143,7 @@ func New(upstreamKeystoneURL string) (*Proxy, error) {
 		done:      make(chan struct{}),
 		fronts:    map[string]*front{},
 	}
-	if _, err := p.register(upstreamKeystoneURL, ServiceIdentity); err != nil {
+	if err := p.register(upstreamKeystoneURL, ServiceIdentity); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -240,10 +240,10 @@ func rootOf(path string) string {
 
 // register makes sure a listener exists for the origin of endpointURL and that the endpoint's
 // path root is attributed to serviceType. It reports whether a new listener was started.
-func (p *Proxy) register(endpointURL, serviceType string) (bool, error) {
+func (p *Proxy) register(endpointURL, serviceType string) error {
 	u, err := url.Parse(endpointURL)
 	if err != nil || u.Host == "" {
-		return false, fmt.Errorf("openstackproxy: bad endpoint URL %q", endpointURL)
+		return fmt.Errorf("openstackproxy: bad endpoint URL %q", endpointURL)
 	}
 	origin := originOf(u)
 	root := serviceRoot{prefix: rootOf(u.Path), service: canonicalService(serviceType)}
@@ -251,25 +251,25 @@ func (p *Proxy) register(endpointURL, serviceType string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return false, fmt.Errorf("openstackproxy: closed")
+		return fmt.Errorf("openstackproxy: closed")
 	}
 	f, ok := p.fronts[origin]
 	if !ok {
 		f, err = p.startFront(&url.URL{Scheme: strings.ToLower(u.Scheme), Host: u.Host})
 		if err != nil {
-			return false, err
+			return err
 		}
 		p.fronts[origin] = f
 		p.order = append(p.order, f)
 	}
 	for _, r := range f.roots {
 		if r.prefix == root.prefix {
-			return !ok, nil // first registration of a path root wins
+			return nil // first registration of a path root wins
 		}
 	}
 	f.roots = append(f.roots, root)
 	sort.SliceStable(f.roots, func(i, j int) bool { return len(f.roots[i].prefix) > len(f.roots[j].prefix) })
-	return !ok, nil
+	return nil
 }
 
 func (p *Proxy) startFront(upstream *url.URL) (*front, error) {
@@ -470,7 +470,7 @@ func (p *Proxy) rewriteResponse(resp *http.Response) error {
 	}
 	if bytes.Contains(body, []byte(`atalog"`)) { // "catalog" (v3) or "serviceCatalog" (v2.0)
 		for _, ep := range catalogEndpoints(body) {
-			if _, err := p.register(ep.url, ep.serviceType); err != nil {
+			if err := p.register(ep.url, ep.serviceType); err != nil {
 				return err
 			}
 		}

@@ -227,5 +227,5 @@ type OpenStackServerList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OpenStackServer{}, &OpenStackServerList{})
+	registerTypes(&OpenStackServer{}, &OpenStackServerList{})
 }

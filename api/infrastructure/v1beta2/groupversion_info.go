@@ -13,17 +13,28 @@
 package v1beta2
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
 	// GroupVersion is the group and version of this package.
 	GroupVersion = schema.GroupVersion{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2"}
 
-	// SchemeBuilder registers this package's types.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// SchemeBuilder registers this package's types (see registerTypes).
+	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, knownTypes...)
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
+
+	// knownTypes are the types registerTypes collected.
+	knownTypes []runtime.Object
 
 	// AddToScheme adds this package's types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// registerTypes adds types to those SchemeBuilder registers.
+func registerTypes(objs ...runtime.Object) { knownTypes = append(knownTypes, objs...) }

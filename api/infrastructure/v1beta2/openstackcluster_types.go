@@ -605,5 +605,5 @@ type OpenStackClusterTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OpenStackCluster{}, &OpenStackClusterList{}, &OpenStackClusterTemplate{}, &OpenStackClusterTemplateList{})
+	registerTypes(&OpenStackCluster{}, &OpenStackClusterList{}, &OpenStackClusterTemplate{}, &OpenStackClusterTemplateList{})
 }

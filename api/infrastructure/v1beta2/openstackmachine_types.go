@@ -166,5 +166,5 @@ type OpenStackMachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OpenStackMachine{}, &OpenStackMachineList{})
+	registerTypes(&OpenStackMachine{}, &OpenStackMachineList{})
 }

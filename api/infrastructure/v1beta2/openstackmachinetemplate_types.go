@@ -88,5 +88,5 @@ type OpenStackMachineTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OpenStackMachineTemplate{}, &OpenStackMachineTemplateList{})
+	registerTypes(&OpenStackMachineTemplate{}, &OpenStackMachineTemplateList{})
 }

@@ -166,7 +166,10 @@ func (n *networkClient) DeletePort(ctx context.Context, id string) error {
 
 func (n *networkClient) ReplaceAllTags(ctx context.Context, resource, id string, tags []string) error {
 	// PUT /v2.0/{resource}/{id}/tags {"tags": [...]}
-	_, err := n.c.Put(ctx, n.c.ServiceURL(resource, id, "tags"), map[string]any{"tags": tags}, nil, &gophercloud.RequestOpts{OkCodes: []int{200, 201}})
+	resp, err := n.c.Put(ctx, n.c.ServiceURL(resource, id, "tags"), map[string]any{"tags": tags}, nil, &gophercloud.RequestOpts{OkCodes: []int{200, 201}})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
 	return err
 }
 

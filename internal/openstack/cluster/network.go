@@ -305,7 +305,7 @@ func EnsureRouter(ctx context.Context, s Scope, req Request, net *infrav1.Networ
 	// port on subnet", which is success here.
 	if err := s.Clients.NetworkInfra.AddRouterInterface(ctx, rt.ID, net.Subnets[0].ID); err != nil {
 		e := clients.Classify(err, "attaching the subnet to router "+rt.Name)
-		if !(e.Reason == clients.ReasonInvalidSpec && strings.Contains(strings.ToLower(e.Message), "already")) {
+		if e.Reason != clients.ReasonInvalidSpec || !strings.Contains(strings.ToLower(e.Message), "already") {
 			return nil, e
 		}
 	}

@@ -18,14 +18,6 @@ type SecurityGroups struct {
 	ControlPlane, Worker, Bastion *infrav1.SecurityGroupStatus
 }
 
-func (g SecurityGroups) byRole() map[infrav1.ManagedSecurityGroupName]*infrav1.SecurityGroupStatus {
-	return map[infrav1.ManagedSecurityGroupName]*infrav1.SecurityGroupStatus{
-		infrav1.ManagedSecurityGroupControlPlane: g.ControlPlane,
-		infrav1.ManagedSecurityGroupWorker:       g.Worker,
-		infrav1.ManagedSecurityGroupBastion:      g.Bastion,
-	}
-}
-
 // bastionEnabled reports whether the spec wants a bastion.
 func (r Request) bastionEnabled() bool {
 	b := r.Spec.Bastion

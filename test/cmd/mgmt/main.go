@@ -159,7 +159,7 @@ func up(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }()
 
 	self, err := os.Executable()
 	if err != nil {
@@ -183,7 +183,7 @@ func up(args []string) error {
 	for {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the management plane exited during start (%v); log: %s\n%s", err, c.logFile(), tail(c.logFile(), 20))
+			return fmt.Errorf("the management plane exited during start (%w); log: %s\n%s", err, c.logFile(), tail(c.logFile(), 20))
 		case <-deadline:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			return fmt.Errorf("not ready after %s; log: %s\n%s", c.timeout, c.logFile(), tail(c.logFile(), 20))

@@ -60,13 +60,13 @@ var (
 
 // fixtures are created once per run and removed at the end.
 type fixtures struct {
-	prefix                        string
-	networkID, subnetID, subnetV4 string
-	networkName                   string
-	secGroupID, secGroupName      string
-	imageID, imageName            string
-	flavorID, flavorName          string
-	identitySecretYAML            []byte
+	prefix                   string
+	networkID, subnetID      string
+	networkName              string
+	secGroupID, secGroupName string
+	imageID, imageName       string
+	flavorID, flavorName     string
+	identitySecretYAML       []byte
 }
 
 func cloudsPath() string {
@@ -178,7 +178,7 @@ func setupFixtures() error {
 
 	imgs, err := listImages(ctx, "cirros-fake")
 	if err != nil || len(imgs) == 0 {
-		return fmt.Errorf("image cirros-fake (made by hack/openstack/up.sh): %v", err)
+		return fmt.Errorf("image cirros-fake (made by hack/openstack/up.sh) not found: %w", err)
 	}
 	fx.imageID, fx.imageName = imgs[0].ID, imgs[0].Name
 	pages, err := flavors.ListDetail(direct.compute, nil).AllPages(ctx)
@@ -393,7 +393,7 @@ func adminComputeClient(t *testing.T) *gophercloud.ServiceClient {
 // demoProjectID is the project of the test cloud's credentials.
 func demoProjectID(t *testing.T) string {
 	t.Helper()
-	r, ok := direct.compute.ProviderClient.GetAuthResult().(tokens.CreateResult)
+	r, ok := direct.compute.GetAuthResult().(tokens.CreateResult)
 	if !ok {
 		t.Fatal("no Keystone v3 token")
 	}

@@ -11,8 +11,9 @@ SPDX-License-Identifier: Apache-2.0
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -22,13 +23,23 @@ var (
 	// SchemeGroupVersion is GroupVersion under the name generated clients expect.
 	SchemeGroupVersion = GroupVersion
 
-	// SchemeBuilder collects the kinds of this package for a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// SchemeBuilder registers this package's types (see registerTypes).
+	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, knownTypes...)
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
+
+	// knownTypes are the types registerTypes collected.
+	knownTypes []runtime.Object
 
 	// AddToScheme adds the kinds of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
 func init() {
-	SchemeBuilder.Register(&MachineSet{}, &MachineSetList{}, &Machine{}, &MachineList{})
+	registerTypes(&MachineSet{}, &MachineSetList{}, &Machine{}, &MachineList{})
 }
+
+// registerTypes adds types to those SchemeBuilder registers.
+func registerTypes(objs ...runtime.Object) { knownTypes = append(knownTypes, objs...) }

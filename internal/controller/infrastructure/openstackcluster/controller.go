@@ -6,6 +6,7 @@ package openstackcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			capiconditions.ForConditionTypes(append(append([]string{}, stepConditions...), clusterv1.DeletingCondition)),
 			capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
 		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && (!apiutil.IsNotFound(err) || osc.DeletionTimestamp.IsZero()) {
-			reterr = fmt.Errorf("patching OpenStackCluster: %w (%v)", err, reterr)
+			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackCluster: %w", err))
 		}
 	}()
 

@@ -84,7 +84,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 		lbID = lb.ID
 	}
 	step("deleting the API load balancer")
-	if lbID, err = cluster.DeleteLoadBalancer(ctx, s, req, lbID); err != nil {
+	if _, err = cluster.DeleteLoadBalancer(ctx, s, req, lbID); err != nil {
 		return r.deleteOutcome(osc, "deleting the load balancer", err)
 	}
 	osc.Status.APIServerLoadBalancer = nil

@@ -85,10 +85,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	if err != nil {
 		return r.outcome(osc, infrav1.NetworkReadyCondition, err)
 	}
-	switch {
-	case net == nil:
+	if net == nil {
 		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, "no cluster network: machines name their own", infrav1.NotRequiredReason)
-	default:
+	} else {
 		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, fmt.Sprintf("network %s", net.Name))
 	}
 

@@ -7,6 +7,7 @@ package openstackmachine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/client-go/tools/events"
@@ -120,8 +121,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
 			capiconditions.ForConditionTypes(summaryConditions))
 		// Once the finalizer is gone the object may be gone too.
-		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && !(apiutil.IsNotFound(err) && !osm.DeletionTimestamp.IsZero()) {
-			reterr = fmt.Errorf("patching OpenStackMachine: %w (%v)", err, reterr)
+		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && (!apiutil.IsNotFound(err) || osm.DeletionTimestamp.IsZero()) {
+			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackMachine: %w", err))
 		}
 	}()
 

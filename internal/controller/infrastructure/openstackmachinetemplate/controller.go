@@ -5,6 +5,7 @@ package openstackmachinetemplate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
@@ -66,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	defer func() {
 		_ = capiconditions.SetSummaryCondition(t, t, infrav1.ReadyCondition, capiconditions.ForConditionTypes{infrav1.CapacityResolvedCondition})
 		if err := helper.Patch(ctx, t, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
-			reterr = fmt.Errorf("patching OpenStackMachineTemplate: %w (%v)", err, reterr)
+			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackMachineTemplate: %w", err))
 		}
 	}()
 

@@ -4,6 +4,7 @@ package openstackserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -101,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		switch {
 		case err == nil:
 			cluster = c
-		case apierrors.IsNotFound(err) || err == util.ErrNoCluster:
+		case apierrors.IsNotFound(err) || errors.Is(err, util.ErrNoCluster):
 		default:
 			return ctrl.Result{}, err
 		}
@@ -127,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		err := helper.Patch(ctx, oss, patch.WithOwnedConditions{Conditions: ownedConditions})
 		gone := err != nil && apiutil.IsNotFound(err) && !oss.DeletionTimestamp.IsZero()
 		if err != nil && !gone {
-			reterr = kerrorsJoin(reterr, fmt.Errorf("patching OpenStackServer: %w", err))
+			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackServer: %w", err))
 		}
 		if (err == nil || gone) && !oss.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
 			// Deletion is complete; passes on stale copies are skipped.
@@ -148,11 +149,4 @@ func summarize(oss *infrav1alpha1.OpenStackServer) {
 	_ = capiconditions.SetSummaryCondition(oss, oss, infrav1.ReadyCondition,
 		capiconditions.ForConditionTypes(append([]string{clusterv1.DeletingCondition}, stepConditions...)),
 		capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
-}
-
-func kerrorsJoin(a, b error) error {
-	if a == nil {
-		return b
-	}
-	return fmt.Errorf("%w; %w", a, b)
 }
