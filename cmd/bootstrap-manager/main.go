@@ -1,18 +1,22 @@
 // Command bootstrap-manager runs the Cluster API bootstrap provider for OpenShift:
-// OpenshiftAssistedConfig to InfraEnv and the machine's boot artifact.
+// OpenshiftAssistedConfig to InfraEnv and the machine's boot artifact, and the
+// binding and approval of the Agents that register.
 package main
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
+	"github.com/ocp-capi/ocp-capi/bootstrap"
+	"github.com/ocp-capi/ocp-capi/bootstrap/webhooks"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 
 func main() {
+	opts := &bootstrap.Options{}
 	manager.Main(manager.Spec{
 		Name:        "bootstrap-manager",
 		Description: "bootstrap-manager runs the Cluster API bootstrap provider for OpenShift (Assisted Installer).",
-		AddToScheme: []func(*runtime.Scheme) error{clusterv1.AddToScheme},
+		AddToScheme: bootstrap.AddToScheme,
+		Controllers: bootstrap.Controllers(opts),
+		Webhooks:    webhooks.SetupWebhooks,
+		ExtraFlags:  opts.AddFlags,
 	})
 }

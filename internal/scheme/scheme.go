@@ -8,6 +8,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/consumed"
@@ -22,6 +23,7 @@ func AddAll(s *runtime.Scheme) error {
 		consumed.AddToScheme,
 		infrav1.AddToScheme,
 		infrav1alpha1.AddToScheme,
+		bootstrapv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

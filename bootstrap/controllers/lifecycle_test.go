@@ -1,0 +1,349 @@
+package controllers_test
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+	"github.com/ocp-capi/ocp-capi/test/assisted"
+)
+
+// TestPause: a paused cluster, then a paused config, stop everything at the
+// Paused condition (no finalizer, no InfraEnv); unpausing resumes.
+func TestPause(t *testing.T) {
+	tc := newCluster(t, 1, 0, watchValue)
+	g := tc.g
+	cluster := &clusterv1.Cluster{}
+	g.Expect(k8s.Get(tc.ctx, types.NamespacedName{Namespace: tc.ns, Name: tc.name}, cluster)).To(Succeed())
+	base := cluster.DeepCopy()
+	cluster.Spec.Paused = ptr.To(true)
+	g.Expect(k8s.Patch(tc.ctx, cluster, client.MergeFrom(base))).To(Succeed())
+
+	tc.openstackMachine("cp-0", machineOpts{controlPlane: true})
+	oac := tc.waitCondition("cp-0", clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason)
+	g.Expect(oac.Finalizers).To(BeEmpty())
+	g.Expect(tc.infraEnvs()).To(BeEmpty())
+
+	// Unpause the cluster but pause the config itself.
+	oacBase := oac.DeepCopy()
+	oac.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
+	g.Expect(k8s.Patch(tc.ctx, oac, client.MergeFrom(oacBase))).To(Succeed())
+	base = cluster.DeepCopy()
+	cluster.Spec.Paused = ptr.To(false)
+	g.Expect(k8s.Patch(tc.ctx, cluster, client.MergeFrom(base))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		oac = tc.config("cp-0")
+		g.Expect(condStatus(oac, clusterv1.PausedCondition)).To(Equal(metav1.ConditionTrue))
+		g.Expect(condMessage(oac, clusterv1.PausedCondition)).To(Equal("OpenshiftAssistedConfig has the cluster.x-k8s.io/paused annotation"))
+	}, wait, tick).Should(Succeed())
+	g.Expect(tc.infraEnvs()).To(BeEmpty())
+
+	oacBase = oac.DeepCopy()
+	delete(oac.Annotations, clusterv1.PausedAnnotation)
+	g.Expect(k8s.Patch(tc.ctx, oac, client.MergeFrom(oacBase))).To(Succeed())
+	tc.waitCondition("cp-0", clusterv1.PausedCondition, metav1.ConditionFalse, clusterv1.NotPausedReason)
+	tc.waitDataSecret("cp-0")
+	tc.waitCondition("cp-0", bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
+}
+
+// TestDeletion deletes in every order. Deleting never waits for the Machine
+// or the Cluster (gone is normal: the reference panicked there), removes
+// the config's InfraEnv (assisted-service then removes its Agents), keeps a
+// shared InfraEnv while another config uses it, and unbinds the Agent of a
+// shared InfraEnv so that a returning host is bound afresh.
+func TestDeletion(t *testing.T) {
+	// ready: the machines boot and their Agents are approved.
+	ready := func(t *testing.T) *testCluster {
+		tc := newCluster(t, 2, 0, watchValue)
+		sim.HoldAt(tc.aciKey(), assisted.StateReady) // installs nothing: hosts stay known
+		t.Cleanup(func() { sim.Release(tc.aciKey()) })
+		tc.openstackMachine("os-0", machineOpts{controlPlane: true})
+		tc.metal3Template("cp", nil)
+		tc.metal3Machine("m3-0", "cp", machineOpts{controlPlane: true})
+		tc.metal3Machine("m3-1", "cp", machineOpts{controlPlane: true})
+		for _, n := range []string{"os-0", "m3-0", "m3-1"} {
+			tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
+		}
+		return tc
+	}
+	deleteObj := func(tc *testCluster, obj client.Object, name string) {
+		obj.SetNamespace(tc.ns)
+		obj.SetName(name)
+		tc.g.Expect(client.IgnoreNotFound(k8s.Delete(tc.ctx, obj))).To(Succeed())
+	}
+	gone := func(tc *testCluster, obj client.Object, name string) {
+		tc.t.Helper()
+		tc.g.Eventually(func() bool {
+			return isNotFound(k8s.Get(tc.ctx, types.NamespacedName{Namespace: tc.ns, Name: name}, obj))
+		}, wait, tick).Should(BeTrue(), "%T %s is not gone", obj, name)
+	}
+	// deleteConfigs deletes the configs, as the garbage collector would
+	// once their Machines are gone (envtest runs no garbage collector).
+	deleteConfigs := func(tc *testCluster, names ...string) {
+		for _, n := range names {
+			deleteObj(tc, &bootstrapv1.OpenshiftAssistedConfig{}, n)
+		}
+		for _, n := range names {
+			gone(tc, &bootstrapv1.OpenshiftAssistedConfig{}, n)
+		}
+	}
+
+	t.Run("config first", func(t *testing.T) {
+		tc := ready(t)
+		g := tc.g
+		agentOf := func(n string) string { return tc.config(n).Status.AgentRef.Name }
+		m30Agent, os0Agent := agentOf("m3-0"), agentOf("os-0")
+
+		deleteConfigs(tc, "os-0")
+		gone(tc, &aiv1beta1.InfraEnv{}, "os-0")
+		gone(tc, &aiv1beta1.Agent{}, os0Agent) // assisted-service removes the InfraEnv's Agents
+
+		deleteConfigs(tc, "m3-0")
+		a := &aiv1beta1.Agent{}
+		g.Expect(k8s.Get(tc.ctx, types.NamespacedName{Namespace: tc.ns, Name: m30Agent}, a)).To(Succeed())
+		g.Expect(a.Spec.Approved).To(BeFalse(), "unbound")
+		g.Expect(a.Labels).NotTo(HaveKey(bootstrapv1.ConfigLabel))
+		g.Expect(k8s.Get(tc.ctx, types.NamespacedName{Namespace: tc.ns, Name: "cp-liveiso"}, &aiv1beta1.InfraEnv{})).
+			To(Succeed(), "m3-1 still boots from the shared InfraEnv")
+		g.Expect(tc.approvedAgentsOf("m3-1")).To(HaveLen(1), "the other machine keeps its Agent")
+
+		deleteConfigs(tc, "m3-1")
+		gone(tc, &aiv1beta1.InfraEnv{}, "cp-liveiso")
+		// The Machines are still there: deleting a config does not wait for
+		// them, nor touch them.
+		g.Expect(k8s.Get(tc.ctx, types.NamespacedName{Namespace: tc.ns, Name: "os-0"}, &clusterv1.Machine{})).To(Succeed())
+	})
+
+	t.Run("machine first", func(t *testing.T) {
+		tc := ready(t)
+		for _, n := range []string{"os-0", "m3-0", "m3-1"} {
+			deleteObj(tc, &clusterv1.Machine{}, n)
+		}
+		for _, n := range []string{"os-0", "m3-0", "m3-1"} {
+			gone(tc, &clusterv1.Machine{}, n)
+		}
+		// The configs now have no owner: they wait, without an error.
+		tc.waitCondition("os-0", bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason)
+		deleteConfigs(tc, "os-0", "m3-0", "m3-1")
+		gone(tc, &aiv1beta1.InfraEnv{}, "os-0")
+		gone(tc, &aiv1beta1.InfraEnv{}, "cp-liveiso")
+	})
+
+	t.Run("cluster first", func(t *testing.T) {
+		tc := ready(t)
+		// CAPI deletes the Cluster; the control-plane provider's
+		// ClusterDeployment and AgentClusterInstall go with it.
+		deleteObj(tc, &clusterv1.Cluster{}, tc.name)
+		deleteObj(tc, &hiveextv1beta1.AgentClusterInstall{}, tc.name)
+		deleteObj(tc, &hivev1.ClusterDeployment{}, tc.name)
+		gone(tc, &clusterv1.Cluster{}, tc.name)
+		gone(tc, &hivev1.ClusterDeployment{}, tc.name)
+		for _, n := range []string{"os-0", "m3-0", "m3-1"} {
+			deleteObj(tc, &clusterv1.Machine{}, n)
+		}
+		deleteConfigs(tc, "os-0", "m3-0", "m3-1")
+		gone(tc, &aiv1beta1.InfraEnv{}, "os-0")
+		gone(tc, &aiv1beta1.InfraEnv{}, "cp-liveiso")
+	})
+
+	t.Run("config without a Machine ever", func(t *testing.T) {
+		tc := newCluster(t, 1, 0, watchValue)
+		oac := &bootstrapv1.OpenshiftAssistedConfig{ObjectMeta: tc.meta("orphan", map[string]string{clusterv1.ClusterNameLabel: tc.name})}
+		tc.create(oac)
+		got := tc.waitCondition("orphan", bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.WaitingForMachineReason)
+		tc.g.Expect(controllerutil.ContainsFinalizer(got, bootstrapv1.ConfigFinalizer)).To(BeFalse())
+		deleteConfigs(tc, "orphan")
+	})
+}
+
+// TestRestart stops the provider in the middle of the flow (data secrets
+// created, hosts not yet registered), lets the hosts register while it is
+// down, and starts it again: it binds and approves each Agent once and the
+// install completes, with no InfraEnv or approval twice. A third start over
+// the finished cluster writes nothing at all.
+func TestRestart(t *testing.T) {
+	const filter = "bootstrap-restart"
+	tc := newCluster(t, 1, 1, filter)
+	g := tc.g
+	ctx := context.Background()
+	stopA, err := startBootstrap(ctx, env.Config, filter)
+	g.Expect(err).NotTo(HaveOccurred())
+	tc.openstackMachine("cp-0", machineOpts{controlPlane: true})
+	tc.metal3Template("workers", nil)
+	tc.metal3Machine("worker-0", "workers", machineOpts{})
+	tc.waitDataSecret("cp-0")
+	tc.waitDataSecret("worker-0")
+	stopA()
+
+	// The hosts boot and register while the provider is down.
+	g.Eventually(func() []aiv1beta1.Agent { return tc.agents() }, wait, tick).Should(HaveLen(2))
+
+	stopB, err := startBootstrap(ctx, env.Config, filter)
+	g.Expect(err).NotTo(HaveOccurred())
+	tc.waitInstallState(assisted.StateAddingHosts)
+	for _, n := range []string{"cp-0", "worker-0"} {
+		tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
+		g.Expect(tc.approvedAgentsOf(n)).To(HaveLen(1), n)
+	}
+	g.Expect(tc.infraEnvs()).To(HaveLen(2))
+	// Let the last host finish, so that nothing moves any more.
+	g.Eventually(func(g Gomega) {
+		for _, a := range tc.agents() {
+			g.Expect(a.Status.DebugInfo.State).To(BeElementOf("installed", "added-to-existing-cluster"))
+		}
+	}, wait, tick).Should(Succeed())
+	stopB()
+
+	// Steady state: a fresh start reconciles everything and writes nothing.
+	writes := &writeCounter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(writes.wrap)
+	before, idle := reconciles(), busy()
+	stopC, err := startBootstrap(ctx, cfg, filter)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer stopC()
+	g.Eventually(func(g Gomega) {
+		now := reconciles()
+		g.Expect(now["openshiftassistedconfig"] - before["openshiftassistedconfig"]).To(BeNumerically(">=", 2))
+		g.Expect(now["agent"] - before["agent"]).To(BeNumerically(">=", 2))
+		g.Expect(busy()).To(Equal(idle), "queued or running reconciles")
+	}, wait, tick).Should(Succeed())
+	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.seen())
+}
+
+// writeCounter counts the mutating requests a client makes and keeps the
+// first ten.
+type writeCounter struct {
+	n   atomic.Int64
+	log atomic.Value // []string, for the failure message
+
+	mu     sync.Mutex
+	byKind map[string]int // "PATCH openshiftassistedconfigs/status"
+}
+
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.mu.Lock()
+			if w.byKind == nil {
+				w.byKind = map[string]int{}
+			}
+			w.byKind[r.Method+" "+resourceOf(r.URL.Path)]++
+			w.mu.Unlock()
+			if w.n.Add(1) <= 10 {
+				seen, _ := w.log.Load().([]string)
+				w.log.Store(append(append([]string(nil), seen...), r.Method+" "+r.URL.Path))
+			}
+		}
+		resp, err := rt.RoundTrip(r)
+		if err == nil && resp.StatusCode == http.StatusConflict {
+			w.mu.Lock()
+			if w.byKind == nil {
+				w.byKind = map[string]int{}
+			}
+			w.byKind["409 "+resourceOf(r.URL.Path)]++
+			w.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+// resourceOf is the resource (and subresource) of an API path.
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i, p := range parts {
+		if p == "namespaces" && i+2 < len(parts) {
+			rest := parts[i+2:]
+			if len(rest) >= 3 {
+				return rest[0] + "/" + rest[2]
+			}
+			return rest[0]
+		}
+	}
+	return path
+}
+
+// breakdown is the writes by method and resource.
+func (w *writeCounter) breakdown() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.byKind)
+}
+
+func (w *writeCounter) seen() []string {
+	s, _ := w.log.Load().([]string)
+	return s
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// reconciles sums controller-runtime's reconcile counter per controller
+// (over every manager of the process).
+func reconciles() map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range gather("controller_runtime_reconcile_total") {
+		out[label(m, "controller")] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// busy is the number of queued and running reconciles of the bootstrap
+// controllers. The gauges are shared by every manager of the process, and a
+// stopped manager leaves its queue's count behind: compare with a baseline.
+func busy() float64 {
+	n := 0.0
+	for _, m := range gather("workqueue_depth") {
+		if c := label(m, "name"); c == "openshiftassistedconfig" || c == "agent" {
+			n += m.GetGauge().GetValue()
+		}
+	}
+	for _, m := range gather("controller_runtime_active_workers") {
+		if c := label(m, "controller"); c == "openshiftassistedconfig" || c == "agent" {
+			n += m.GetGauge().GetValue()
+		}
+	}
+	return n
+}
+
+func gather(name string) []*dto.Metric {
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return nil
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()
+		}
+	}
+	return nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}

@@ -1,0 +1,58 @@
+package openshiftassistedconfig
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/cluster-api/util"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+
+	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
+	"github.com/ocp-capi/ocp-capi/bootstrap/internal/gate"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+)
+
+// reportAgent sets AgentApproved from the Agent the Agent controller bound
+// to the machine (status.agentRef). It writes nothing but the condition.
+func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1beta1.AgentClusterInstall) error {
+	config := s.config
+	gated, gateMsg := false, ""
+	if aci != nil && s.machine != nil && !util.IsControlPlaneMachine(s.machine) {
+		ok, msg := gate.WorkerMayJoin(aci.Status.DebugInfo.State)
+		gated, gateMsg = !ok, msg
+	}
+	infraEnv := "its InfraEnv"
+	if ref := config.Status.InfraEnvRef; ref != nil {
+		infraEnv = "InfraEnv " + ref.Name
+	}
+	if config.Status.AgentRef == nil {
+		conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
+			fmt.Sprintf("waiting for the host to boot from %s and register an Agent", infraEnv))
+		return nil
+	}
+	name := config.Status.AgentRef.Name
+	agent := &aiv1beta1.Agent{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: config.Namespace, Name: name}, agent); err != nil {
+		if apierrors.IsNotFound(err) {
+			conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
+				fmt.Sprintf("Agent %s is gone; waiting for the host to register again from %s", name, infraEnv))
+			return nil
+		}
+		return err
+	}
+	switch {
+	case agent.Spec.Approved:
+		capiconditions.Set(config, agentspec.ApprovedCondition(agent))
+	case gated:
+		conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForInstallCompleteReason, gateMsg)
+	default:
+		conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
+			fmt.Sprintf("Agent %s is bound to this machine and waits for approval", name))
+	}
+	return nil
+}

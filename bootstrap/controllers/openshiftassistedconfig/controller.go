@@ -1,0 +1,400 @@
+// Package openshiftassistedconfig reconciles OpenshiftAssistedConfigs: for
+// the Machine that owns a config it creates the InfraEnv the machine boots
+// from, hands the machine its boot artifact (the live ISO URL on a
+// Metal3Machine, or the discovery ignition as bootstrap data), creates the
+// bootstrap data Secret and sets status.initialization.dataSecretCreated
+// (the CAPI v1beta2 bootstrap contract). It reports the Agent the Agent
+// controller bound to the machine, and on deletion removes the InfraEnv and
+// unbinds the Agents without ever waiting for the Machine or the Cluster.
+package openshiftassistedconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/freshness"
+	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
+	"github.com/ocp-capi/ocp-capi/bootstrap/internal/ignition"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs/status,verbs=get;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=agent-install.openshift.io,resources=infraenvs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=agent-install.openshift.io,resources=agents,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=hive.openshift.io,resources=clusterdeployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=extensions.hive.openshift.io,resources=agentclusterinstalls,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines;metal3machinetemplates,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines;openstackservers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+
+var (
+	summaryConditions = []string{bootstrapv1.DataSecretAvailableCondition}
+	ownedConditions   = []string{bootstrapv1.ReadyCondition, bootstrapv1.DataSecretAvailableCondition,
+		bootstrapv1.AgentApprovedCondition, clusterv1.PausedCondition}
+)
+
+// Reconciler reconciles OpenshiftAssistedConfigs.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads Secrets without caching every Secret of the cluster.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// Fetcher gets discovery ignitions from assisted-service.
+	Fetcher *ignition.Fetcher
+	// AssistedURL, when set, replaces the scheme and host of the ignition
+	// URLs that InfraEnvs publish (an in-cluster assisted-service address).
+	AssistedURL *url.URL
+	// Kinds are the optional infrastructure kinds this cluster serves.
+	Kinds index.Kinds
+	// Configs records the config versions the controllers' writes replaced.
+	Configs          *freshness.Tracker
+	WatchFilterValue string
+}
+
+// staleRetry is when a config whose cached copy predates our own write is
+// looked at again, should the write's event not come.
+const staleRetry = 2 * time.Second
+
+// SetupWithManager registers the controller. The indexes of package index
+// must be registered first.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	clusterToConfigs, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), &bootstrapv1.OpenshiftAssistedConfigList{}, mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&bootstrapv1.OpenshiftAssistedConfig{},
+			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue), notStatusOnly())).
+		Named("openshiftassistedconfig").
+		WithOptions(opts).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig),
+			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue))).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToConfigs),
+			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
+		Watches(&hivev1.ClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.clusterLabelToConfigs)).
+		Watches(&hiveextv1beta1.AgentClusterInstall{}, handler.EnqueueRequestsFromMapFunc(r.installToConfigs)).
+		Watches(&aiv1beta1.InfraEnv{}, handler.EnqueueRequestsFromMapFunc(r.infraEnvToConfigs)).
+		Watches(&aiv1beta1.Agent{}, handler.EnqueueRequestsFromMapFunc(agentToConfig))
+	if r.Kinds.Metal3 {
+		m3m := &unstructured.Unstructured{}
+		m3m.SetGroupVersionKind(r.Kinds.Metal3MachineGVK)
+		b = b.Watches(m3m, handler.EnqueueRequestsFromMapFunc(r.infraMachineToConfig))
+	}
+	return b.Complete(r)
+}
+
+// Reconcile follows CAPI's provider skeleton: owner, cluster, pause, a
+// deferred summary and write, then the state switch.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	config := &bootstrapv1.OpenshiftAssistedConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, config); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// Mapped events bypass the For predicate; keep to --watch-filter.
+	if r.WatchFilterValue != "" && config.Labels[clusterv1.WatchLabel] != r.WatchFilterValue {
+		return ctrl.Result{}, nil
+	}
+	if r.Configs.Stale(req.NamespacedName, config.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: staleRetry}, nil // our write's event is on its way
+	}
+	s, err := r.newScope(ctx, config)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	isPaused, pausedCond := pausedCondition(s.cluster, config)
+	// The finalizer is persisted on its own, before anything else is made,
+	// so that a deletion always finds what to clean up; the rest of this
+	// first visit then goes into one status write.
+	if !isPaused && s.machine != nil && config.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(config, bootstrapv1.ConfigFinalizer) {
+		base := config.DeepCopy()
+		controllerutil.AddFinalizer(config, bootstrapv1.ConfigFinalizer)
+		if err := r.Client.Patch(ctx, config, client.MergeFrom(base)); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Configs.Wrote(req.NamespacedName, base.ResourceVersion, config.ResourceVersion)
+	}
+
+	base := config.DeepCopy()
+	conditions.InitUnknown(config, ownedConditions...)
+	capiconditions.Set(config, pausedCond)
+	defer func() {
+		_ = capiconditions.SetSummaryCondition(config, config, bootstrapv1.ReadyCondition,
+			capiconditions.ForConditionTypes(summaryConditions))
+		if reterr == nil {
+			config.Status.ObservedGeneration = config.Generation
+		}
+		conflict, err := r.write(ctx, base, config)
+		switch {
+		case err != nil:
+			reterr = errors.Join(reterr, fmt.Errorf("writing OpenshiftAssistedConfig: %w", err))
+		case conflict && reterr == nil:
+			// The Agent controller claimed the machine meanwhile: look again.
+			res = ctrl.Result{RequeueAfter: conflictRetry}
+		}
+	}()
+	if isPaused {
+		return ctrl.Result{}, nil
+	}
+
+	if !config.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	return r.reconcileNormal(ctx, s)
+}
+
+// conflictRetry is how soon a config whose status changed under our write
+// (optimistic lock) is looked at again.
+const conflictRetry = 200 * time.Millisecond
+
+// write persists what a reconcile changed: the status in one patch (CAPI's
+// patch helper sends conditions and the rest of the status as two), under
+// an optimistic lock because the Agent controller writes status.agentRef
+// and AgentApproved; then the finalizers, which only deletion changes here.
+// It reports a lost optimistic lock as conflict, not as an error.
+func (r *Reconciler) write(ctx context.Context, base, config *bootstrapv1.OpenshiftAssistedConfig) (conflict bool, _ error) {
+	key := client.ObjectKeyFromObject(config)
+	if !equality.Semantic.DeepEqual(base.Status, config.Status) {
+		before := config.ResourceVersion
+		err := r.Client.Status().Patch(ctx, config, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err):
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		r.Configs.Wrote(key, before, config.ResourceVersion)
+	}
+	if !equality.Semantic.DeepEqual(base.Finalizers, config.Finalizers) {
+		before := config.ResourceVersion
+		metaBase := config.DeepCopy()
+		metaBase.Finalizers = base.Finalizers
+		// Once the finalizer is gone the object may be gone too.
+		if err := r.Client.Patch(ctx, config, client.MergeFrom(metaBase)); client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+		r.Configs.Wrote(key, before, config.ResourceVersion)
+	}
+	return false, nil
+}
+
+// pausedCondition is CAPI's Paused condition for the config: True when the
+// Cluster is paused or the config has the paused annotation. It is set
+// with the other conditions, in the same write (CAPI's
+// EnsurePausedCondition would patch it on its own first).
+func pausedCondition(cluster *clusterv1.Cluster, config *bootstrapv1.OpenshiftAssistedConfig) (bool, metav1.Condition) {
+	var why []string
+	if cluster != nil && ptr.Deref(cluster.Spec.Paused, false) {
+		why = append(why, "Cluster spec.paused is set to true")
+	}
+	if annotations.HasPaused(config) {
+		why = append(why, "OpenshiftAssistedConfig has the cluster.x-k8s.io/paused annotation")
+	}
+	if len(why) > 0 {
+		return true, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionTrue,
+			Reason: clusterv1.PausedReason, Message: strings.Join(why, ", ")}
+	}
+	return false, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotPausedReason}
+}
+
+// scope is what one reconcile works on. machine and cluster are nil when
+// they do not exist (yet, or any more): both are normal.
+type scope struct {
+	config  *bootstrapv1.OpenshiftAssistedConfig
+	machine *clusterv1.Machine
+	cluster *clusterv1.Cluster
+}
+
+func (r *Reconciler) newScope(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig) (*scope, error) {
+	s := &scope{config: config}
+	machine, err := util.GetOwnerMachine(ctx, r.Client, config.ObjectMeta)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The owner is gone: deletion must still work (the reference
+		// panicked here).
+	case err != nil:
+		return nil, err
+	default:
+		s.machine = machine
+	}
+	clusterName := config.Labels[clusterv1.ClusterNameLabel]
+	if clusterName == "" && s.machine != nil {
+		clusterName = s.machine.Spec.ClusterName
+	}
+	if clusterName != "" {
+		cluster := &clusterv1.Cluster{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: config.Namespace, Name: clusterName}, cluster)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			s.cluster = cluster
+		}
+	}
+	return s, nil
+}
+
+// notStatusOnly drops updates that change only the status: this
+// controller's own writes, and the Agent controller's claim (whose Agent's
+// approval comes as an Agent event right after). Spec, labels, annotations,
+// finalizers and deletion pass.
+func notStatusOnly() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o == nil || n == nil {
+			return true
+		}
+		return o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
+			o.GetDeletionTimestamp().IsZero() != n.GetDeletionTimestamp().IsZero() ||
+			!slices.Equal(ownerNames(o), ownerNames(n))
+	}}
+}
+
+func ownerNames(o client.Object) []string {
+	out := make([]string, 0, len(o.GetOwnerReferences()))
+	for _, r := range o.GetOwnerReferences() {
+		out = append(out, string(r.UID))
+	}
+	return out
+}
+
+// machineToConfig maps a Machine to its OpenshiftAssistedConfig.
+func machineToConfig(_ context.Context, o client.Object) []reconcile.Request {
+	m, ok := o.(*clusterv1.Machine)
+	if !ok {
+		return nil
+	}
+	ref := m.Spec.Bootstrap.ConfigRef
+	if ref.Kind != "OpenshiftAssistedConfig" || ref.APIGroup != bootstrapv1.GroupVersion.Group || ref.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: ref.Name}}}
+}
+
+// agentToConfig maps an Agent bound to a config to that config.
+func agentToConfig(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[bootstrapv1.ConfigLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// configsOfCluster lists the configs labelled with the cluster's name.
+func (r *Reconciler) configsOfCluster(ctx context.Context, namespace, cluster string) []reconcile.Request {
+	if cluster == "" {
+		return nil
+	}
+	list := &bootstrapv1.OpenshiftAssistedConfigList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: cluster}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing OpenshiftAssistedConfigs of a cluster", "cluster", cluster)
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// clusterLabelToConfigs maps a ClusterDeployment to its cluster's configs.
+func (r *Reconciler) clusterLabelToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.configsOfCluster(ctx, o.GetNamespace(), o.GetLabels()[clusterv1.ClusterNameLabel])
+}
+
+// installToConfigs maps an AgentClusterInstall to its cluster's configs,
+// through its label or its ClusterDeployment's.
+func (r *Reconciler) installToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	if cluster := o.GetLabels()[clusterv1.ClusterNameLabel]; cluster != "" {
+		return r.configsOfCluster(ctx, o.GetNamespace(), cluster)
+	}
+	aci, ok := o.(*hiveextv1beta1.AgentClusterInstall)
+	if !ok || aci.Spec.ClusterDeploymentRef.Name == "" {
+		return nil
+	}
+	cd := &hivev1.ClusterDeployment{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: aci.Namespace, Name: aci.Spec.ClusterDeploymentRef.Name}, cd); err != nil {
+		return nil
+	}
+	return r.configsOfCluster(ctx, cd.Namespace, cd.Labels[clusterv1.ClusterNameLabel])
+}
+
+// infraEnvToConfigs maps an InfraEnv to the configs whose machines boot
+// from it.
+func (r *Reconciler) infraEnvToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	out := map[types.NamespacedName]bool{}
+	if name := o.GetLabels()[bootstrapv1.ConfigLabel]; name != "" {
+		out[types.NamespacedName{Namespace: o.GetNamespace(), Name: name}] = true
+	}
+	if o.GetLabels()[bootstrapv1.TemplateInfraEnvLabel] != "" {
+		list := &bootstrapv1.OpenshiftAssistedConfigList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.ConfigInfraEnv: o.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the OpenshiftAssistedConfigs of an InfraEnv", "infraEnv", o.GetName())
+		}
+		for i := range list.Items {
+			out[client.ObjectKeyFromObject(&list.Items[i])] = true
+		}
+	}
+	reqs := make([]reconcile.Request, 0, len(out))
+	for k := range out {
+		reqs = append(reqs, reconcile.Request{NamespacedName: k})
+	}
+	return reqs
+}
+
+// infraMachineToConfig maps a Metal3Machine to its Machine's config, so that
+// an image changed behind the controller's back is put back at once.
+func (r *Reconciler) infraMachineToConfig(ctx context.Context, o client.Object) []reconcile.Request {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Kind != "Machine" {
+			continue
+		}
+		m := &clusterv1.Machine{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, m); err != nil {
+			return nil
+		}
+		return machineToConfig(ctx, m)
+	}
+	return nil
+}

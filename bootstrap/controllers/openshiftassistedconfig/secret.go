@@ -1,0 +1,64 @@
+package openshiftassistedconfig
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+)
+
+// secretExists tells whether the config's bootstrap data Secret exists. A
+// Secret of that name that the config does not own is an error: it is not
+// taken over. Secrets are read uncached: caching them would hold every
+// Secret of the cluster in memory.
+func (r *Reconciler) secretExists(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig) (bool, error) {
+	secret := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: config.Namespace, Name: config.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	if !metav1.IsControlledBy(secret, config) {
+		return false, fmt.Errorf("Secret %s exists and is not owned by this config; delete or rename it", secret.Name) //nolint:staticcheck // Secret is a kind
+	}
+	return true, nil
+}
+
+// createSecret creates the bootstrap data Secret: key value holds data (the
+// discovery ignition, or nothing for a live ISO), key format says
+// ignition; type cluster.x-k8s.io/secret; owned by the config. It reports
+// whether it created it (false: it was there already).
+func (r *Reconciler) createSecret(ctx context.Context, s *scope, data []byte, mode bootstrapv1.BootMode) (bool, error) {
+	config := s.config
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      config.Name,
+			Namespace: config.Namespace,
+			Labels:    map[string]string{clusterv1.ClusterNameLabel: s.machine.Spec.ClusterName},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: bootstrapv1.GroupVersion.String(), Kind: "OpenshiftAssistedConfig", Name: config.Name, UID: config.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Type: clusterv1.ClusterSecretType,
+		Data: map[string][]byte{"value": data},
+	}
+	if mode == bootstrapv1.BootModeDiscoveryIgnition {
+		secret.Data["format"] = []byte("ignition")
+	}
+	err := r.Client.Create(ctx, secret)
+	if apierrors.IsAlreadyExists(err) {
+		_, err = r.secretExists(ctx, config)
+		return false, err
+	}
+	return err == nil, err
+}

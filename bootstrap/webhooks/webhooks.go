@@ -1,0 +1,250 @@
+// Package webhooks holds the validating admission webhooks of the bootstrap
+// provider: OpenshiftAssistedConfig and OpenshiftAssistedConfigTemplate.
+//
+// The CRD schema (enums, patterns) does the simple checks. These webhooks
+// add, with errors that name the field:
+//
+//   - host variables in nodeRegistration ($METADATA_UUID and the like) must
+//     be ones the controller can resolve, and labels must be key=value;
+//   - an OpenshiftAssistedConfig's spec is immutable (as in the reference):
+//     a machine's discovery environment is fixed once it exists;
+//   - the reference's install-time ignition-override annotation is not
+//     supported: a warning says so rather than ignoring it silently.
+//
+// The configurations are generated from the markers into
+// bootstrap/config/webhook/manifests.yaml.
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
+)
+
+// SetupWebhooks registers the validating webhooks with the manager.
+func SetupWebhooks(mgr ctrl.Manager) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.OpenshiftAssistedConfig{}).
+		WithValidator(&configWebhook{}).Complete(); err != nil {
+		return fmt.Errorf("setting up the OpenshiftAssistedConfig webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.OpenshiftAssistedConfigTemplate{}).
+		WithValidator(&templateWebhook{}).Complete(); err != nil {
+		return fmt.Errorf("setting up the OpenshiftAssistedConfigTemplate webhook: %w", err)
+	}
+	return nil
+}
+
+var (
+	configGK   = bootstrapv1.GroupVersion.WithKind("OpenshiftAssistedConfig").GroupKind()
+	templateGK = bootstrapv1.GroupVersion.WithKind("OpenshiftAssistedConfigTemplate").GroupKind()
+)
+
+// +kubebuilder:webhook:verbs=create;update,path=/validate-bootstrap-cluster-x-k8s-io-v1alpha2-openshiftassistedconfig,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs,versions=v1alpha2,name=validation.openshiftassistedconfig.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+
+type configWebhook struct{}
+
+var _ admission.Validator[*bootstrapv1.OpenshiftAssistedConfig] = &configWebhook{}
+
+const immutable = "an OpenshiftAssistedConfig's spec is immutable; create a new config (a MachineDeployment rollout does)"
+
+func (*configWebhook) ValidateCreate(_ context.Context, c *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
+	errs := ValidateSpec(field.NewPath("spec"), &c.Spec)
+	return annotationWarnings(c.Annotations), invalid(configGK, c, errs)
+}
+
+func (*configWebhook) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
+	errs := ChangedFields(field.NewPath("spec"), &oldC.Spec, &newC.Spec, immutable)
+	if len(errs) == 0 {
+		errs = ValidateSpec(field.NewPath("spec"), &newC.Spec)
+	}
+	return annotationWarnings(newC.Annotations), invalid(configGK, newC, errs)
+}
+
+func (*configWebhook) ValidateDelete(context.Context, *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// +kubebuilder:webhook:verbs=create;update,path=/validate-bootstrap-cluster-x-k8s-io-v1alpha2-openshiftassistedconfigtemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigtemplates,versions=v1alpha2,name=validation.openshiftassistedconfigtemplate.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+
+// templateWebhook validates templates. They stay mutable: a change applies
+// to the configs made from then on, as with CAPI's own templates.
+type templateWebhook struct{}
+
+var _ admission.Validator[*bootstrapv1.OpenshiftAssistedConfigTemplate] = &templateWebhook{}
+
+func (*templateWebhook) ValidateCreate(_ context.Context, t *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
+	return annotationWarnings(t.Spec.Template.ObjectMeta.Annotations),
+		invalid(templateGK, t, ValidateSpec(field.NewPath("spec", "template", "spec"), &t.Spec.Template.Spec))
+}
+
+func (w *templateWebhook) ValidateUpdate(ctx context.Context, _, newT *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
+	return w.ValidateCreate(ctx, newT)
+}
+
+func (*templateWebhook) ValidateDelete(context.Context, *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateSpec checks what the schema cannot: host variables, labels and
+// the pull secret reference.
+func ValidateSpec(p *field.Path, s *bootstrapv1.OpenshiftAssistedConfigSpec) field.ErrorList {
+	var errs field.ErrorList
+	nr := p.Child("nodeRegistration")
+	if v := s.NodeRegistration.Name; v != "" {
+		if err := agentspec.Validate(v); err != nil {
+			errs = append(errs, field.Invalid(nr.Child("name"), v, err.Error()))
+		} else if refs, _ := agentspec.References(v); len(refs) == 0 {
+			for _, msg := range validation.IsDNS1123Subdomain(v) {
+				errs = append(errs, field.Invalid(nr.Child("name"), v, "not a hostname: "+msg))
+			}
+		}
+	}
+	for i, l := range s.NodeRegistration.KubeletExtraLabels {
+		lp := nr.Child("kubeletExtraLabels").Index(i)
+		_, value, err := agentspec.ParseLabel(l)
+		if err != nil {
+			errs = append(errs, field.Invalid(lp, l, err.Error()))
+			continue
+		}
+		if err := agentspec.Validate(value); err != nil {
+			errs = append(errs, field.Invalid(lp, l, err.Error()))
+		} else if refs, _ := agentspec.References(value); len(refs) == 0 {
+			for _, msg := range validation.IsValidLabelValue(value) {
+				errs = append(errs, field.Invalid(lp, l, "value: "+msg))
+			}
+		}
+	}
+	if v := s.NodeRegistration.ProviderID; v != "" {
+		if err := agentspec.Validate(v); err != nil {
+			errs = append(errs, field.Invalid(nr.Child("providerID"), v, err.Error()))
+		}
+	}
+	if s.PullSecretRef != nil && s.PullSecretRef.Name == "" {
+		errs = append(errs, field.Required(p.Child("pullSecretRef", "name"), "name the pull secret, or leave pullSecretRef unset to use the ClusterDeployment's"))
+	}
+	return errs
+}
+
+// ChangedFields returns one Forbidden error per spec field (and per
+// nodeRegistration field) that differs between old and new.
+func ChangedFields(p *field.Path, oldSpec, newSpec *bootstrapv1.OpenshiftAssistedConfigSpec, detail string) field.ErrorList {
+	var errs field.ErrorList
+	oldM, newM := jsonFields(oldSpec), jsonFields(newSpec)
+	keys := map[string]bool{}
+	for k := range oldM {
+		keys[k] = true
+	}
+	for k := range newM {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		if reflect.DeepEqual(oldM[k], newM[k]) {
+			continue
+		}
+		if k == "nodeRegistration" {
+			errs = append(errs, ChangedSubfields(p.Child(k), oldM[k], newM[k], detail)...)
+			continue
+		}
+		errs = append(errs, field.Forbidden(p.Child(k), detail))
+	}
+	return errs
+}
+
+// ChangedSubfields reports the changed keys of two JSON objects.
+func ChangedSubfields(p *field.Path, oldV, newV any, detail string) field.ErrorList {
+	o, _ := oldV.(map[string]any)
+	n, _ := newV.(map[string]any)
+	var errs field.ErrorList
+	keys := map[string]bool{}
+	for k := range o {
+		keys[k] = true
+	}
+	for k := range n {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		if !reflect.DeepEqual(o[k], n[k]) {
+			errs = append(errs, field.Forbidden(p.Child(k), detail))
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, field.Forbidden(p, detail))
+	}
+	return errs
+}
+
+// jsonFields is the spec as its JSON object, with empty values dropped, so
+// that absent, null and empty compare equal (as on the wire).
+func jsonFields(s *bootstrapv1.OpenshiftAssistedConfigSpec) map[string]any {
+	data, _ := json.Marshal(s)
+	var m map[string]any
+	_ = json.Unmarshal(data, &m)
+	for k, v := range m {
+		if isEmpty(v) {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case string:
+		return t == ""
+	case []any:
+		return len(t) == 0
+	case map[string]any:
+		for _, e := range t {
+			if !isEmpty(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func annotationWarnings(a map[string]string) admission.Warnings {
+	if _, ok := a[bootstrapv1.IgnitionOverrideAnnotation]; ok {
+		return admission.Warnings{fmt.Sprintf("annotation %s is not supported by this provider and is ignored; "+
+			"use spec.preBootstrapCommands/postBootstrapCommands, or %s for the discovery boot",
+			bootstrapv1.IgnitionOverrideAnnotation, bootstrapv1.DiscoveryIgnitionOverrideAnnotation)}
+	}
+	return nil
+}
+
+func invalid(gk schema.GroupKind, obj metav1.Object, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	name := obj.GetName()
+	if name == "" {
+		name = obj.GetGenerateName()
+	}
+	return apierrors.NewInvalid(gk, name, errs)
+}

@@ -1,0 +1,75 @@
+package assisted
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"regexp"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestIgnitionRoundTrip(t *testing.T) {
+	data := discoveryIgnition("id-1", "ns", "ie")
+	if got := infraEnvIDFromIgnition(data); got != "id-1" {
+		t.Errorf("ID %q, want id-1", got)
+	}
+	for _, other := range []string{"", "{}", `{"ignition":{"version":"3.1.0"}}`, "not json"} {
+		if got := infraEnvIDFromIgnition([]byte(other)); got != "" {
+			t.Errorf("%q: ID %q, want none", other, got)
+		}
+	}
+}
+
+func TestUUID5(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	a, b := uuid5("x"), uuid5("y")
+	if !re.MatchString(a) || a == b || a != uuid5("x") {
+		t.Errorf("uuid5: %q %q", a, b)
+	}
+}
+
+// TestServer checks the HTTPS server against its own CA: the ignition
+// needs the right api_key, and failures can be injected.
+func TestServer(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	s.infraEnvs["id-1"] = types.NamespacedName{Namespace: "ns", Name: "ie"}
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CABundle())
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	get := func(url string) (int, string) {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	base := s.URL() + restPrefix + "/infra-envs/id-1/downloads/files?file_name=discovery.ign&api_key="
+	if code, _ := get(base + "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("wrong key: %d", code)
+	}
+	code, body := get(base + s.apiKey("id-1"))
+	if code != http.StatusOK || infraEnvIDFromIgnition([]byte(body)) != "id-1" {
+		t.Errorf("ignition: %d %s", code, body)
+	}
+	s.FailIgnition(http.StatusServiceUnavailable)
+	if code, _ := get(base + s.apiKey("id-1")); code != http.StatusServiceUnavailable {
+		t.Errorf("injected failure: %d", code)
+	}
+	if s.IgnitionFetches() != 1 {
+		t.Errorf("fetches %d, want 1", s.IgnitionFetches())
+	}
+}
