@@ -41,7 +41,7 @@ CAPI_LDFLAGS := -s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$(CAPI_VERSI
 GOBUILD_TOOL := CGO_ENABLED=0 go build -trimpath
 
 # The binaries the API server tests need (envtest's layout: kube-apiserver, etcd, kubectl).
-TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl
+TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl
 # Every tool needed to generate, test and package.
 ALL_TOOLS := $(TEST_TOOLS) $(BIN)/controller-gen $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
 
@@ -65,7 +65,7 @@ help: ## Show this help.
 
 .PHONY: tools test-tools
 tools: $(ALL_TOOLS) ## Build every tool into bin/.
-test-tools: $(TEST_TOOLS) ## Build kube-apiserver, etcd and kubectl for the tests.
+test-tools: $(TEST_TOOLS) ## Build the tools the tests use (kube-apiserver, etcd, kubectl, kustomize, helm, clusterctl).
 
 # kube-apiserver and kubectl come from one go build so they share the compile.
 $(BIN)/kube-apiserver-$(K8S_VERSION) $(BIN)/kubectl-$(K8S_VERSION) &: $(TOOLS)/kubernetes/go.mod
@@ -137,6 +137,15 @@ generate: $(BIN)/controller-gen ## Generate deepcopy, CRDs, RBAC and webhook man
 .PHONY: verify-generate
 verify-generate: $(BIN)/controller-gen ## Fail if any generated file is stale (runs generate in a scratch copy).
 	hack/verify-generate.sh
+
+##@ Release
+
+.PHONY: release charts
+release: $(BIN)/kustomize $(BIN)/helm ## Write out/: clusterctl local repository (CAPI core + our providers) and packaged charts. VERSION, IMAGE_REGISTRY, IMAGE_TAG, CERT_MANAGER_URL.
+	hack/release.sh release
+
+charts: $(BIN)/kustomize $(BIN)/helm ## Regenerate charts/ and the kustomize CRD lists (after make generate or a kustomize change).
+	hack/release.sh charts
 
 ##@ Build
 
