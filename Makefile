@@ -106,6 +106,10 @@ $(BIN)/clusterctl-$(CAPI_VERSION): $(TOOLS)/go.mod
 $(BIN)/capi-manager-$(CAPI_VERSION): $(TOOLS)/go.mod
 	cd $(TOOLS) && $(GOBUILD_TOOL) -ldflags "$(CAPI_LDFLAGS)" -o $(ROOT)/$@ sigs.k8s.io/cluster-api/core
 
+# imgbuild has no upstream version; its module's go.sum pins what it builds from.
+$(BIN)/imgbuild: $(TOOLS)/imgbuild/go.mod $(TOOLS)/imgbuild/main.go
+	cd $(TOOLS)/imgbuild && $(GOBUILD_TOOL) -ldflags "-s -w" -o $(ROOT)/$@ .
+
 $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION): $(TOOLS)/golangci-lint/go.mod
 	cd $(TOOLS)/golangci-lint && $(GOBUILD_TOOL) -ldflags "-s -w -X main.version=$(GOLANGCI_LINT_VERSION)" \
 		-o $(ROOT)/$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
@@ -125,6 +129,9 @@ $(foreach c,$(K8S_NODE_CMDS),$(eval $(BIN)/$(c): $(BIN)/$(c)-$(K8S_VERSION)))
 $(BIN)/kube-apiserver $(BIN)/kubectl $(BIN)/etcd $(BIN)/kustomize $(BIN)/controller-gen $(BIN)/helm \
 $(BIN)/clusterctl $(BIN)/capi-manager $(BIN)/golangci-lint $(foreach c,$(K8S_NODE_CMDS),$(BIN)/$(c)):
 	ln -sfn $(notdir $<) $@
+
+# Larger features keep their targets in their own files (local cluster, images, e2e).
+include $(sort $(wildcard hack/make/*.mk))
 
 ##@ Code generation
 
