@@ -103,6 +103,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	code := m.Run()
 	stopAPIServer()
+	stopTemplateAPIServer()
 	return code, nil
 }
 

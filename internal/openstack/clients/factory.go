@@ -225,7 +225,9 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 		tlsConfig = &tls.Config{}
 	}
 	tlsConfig.MinVersion = tls.VersionTLS12
-	if len(id.CACert) > 0 {
+	// A blank cacert means none: templates cannot leave a Secret key empty
+	// through clusterctl, so they default it to a newline.
+	if len(bytes.TrimSpace(id.CACert)) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(id.CACert) {
 			return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,

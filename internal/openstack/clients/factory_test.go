@@ -137,6 +137,17 @@ func TestFactoryBadSecrets(t *testing.T) {
 	}
 }
 
+// A blank cacert (what the cluster templates default to, since clusterctl
+// cannot leave a variable empty) means none.
+func TestFactoryBlankCACertMeansNone(t *testing.T) {
+	cloud := fakeopenstack.New(t)
+	id := identity(cloud, "1")
+	id.CACert = []byte("\n")
+	if _, err := clients.NewFactory(clients.Options{}).For(context.Background(), id); err != nil {
+		t.Fatalf("blank cacert: %v", err)
+	}
+}
+
 func TestFactoryKeystoneRefusal(t *testing.T) {
 	ctx := context.Background()
 	cloud := fakeopenstack.New(t)
