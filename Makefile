@@ -208,18 +208,6 @@ test-openstack: test-tools ## The OpenStack provider's suite against the local O
 	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) OCP_CAPI_OPENSTACK_CLOUDS=/etc/openstack/clouds.yaml \
 		go test $(GO_TEST_FLAGS) ./test/openstackproxy/ ./test/integration/openstack/
 
-##@ Local management plane
-
-.PHONY: mgmt-up mgmt-down mgmt-status
-mgmt-up: test-tools $(BIN)/mgmt ## Start etcd + kube-apiserver on loopback with all CRDs; kubeconfig at $(MGMT_KUBECONFIG).
-	$(BIN)/mgmt up --state-dir $(MGMT_DIR) --kubeconfig $(MGMT_KUBECONFIG) --bin-dir $(BIN) --upstream-crds $(UPSTREAM_CRDS)
-
-mgmt-down: $(BIN)/mgmt ## Stop the local management plane and remove its state.
-	$(BIN)/mgmt down --state-dir $(MGMT_DIR)
-
-mgmt-status: $(BIN)/mgmt ## Print whether the local management plane runs.
-	$(BIN)/mgmt status --state-dir $(MGMT_DIR)
-
 .PHONY: clean
 clean: ## Remove build outputs (keeps the versioned tools).
 	rm -f $(addprefix $(BIN)/,$(MANAGERS)) $(BIN)/mgmt
