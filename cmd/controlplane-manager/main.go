@@ -4,16 +4,19 @@
 package main
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
+	"github.com/ocp-capi/ocp-capi/controlplane"
+	"github.com/ocp-capi/ocp-capi/controlplane/webhooks"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 
 func main() {
+	opts := &controlplane.Options{}
 	manager.Main(manager.Spec{
 		Name:        "controlplane-manager",
 		Description: "controlplane-manager runs the Cluster API control-plane provider for OpenShift (Assisted Installer).",
-		AddToScheme: []func(*runtime.Scheme) error{clusterv1.AddToScheme},
+		AddToScheme: controlplane.AddToScheme,
+		Controllers: controlplane.Controllers(opts),
+		Webhooks:    webhooks.SetupWebhooks,
+		ExtraFlags:  opts.AddFlags,
 	})
 }

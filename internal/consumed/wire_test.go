@@ -483,6 +483,7 @@ var wireCases = map[string]wireCase{
 					Proxy:              &hiveextv1beta1.Proxy{HTTPProxy: "http://p:3128", HTTPSProxy: "http://p:3129", NoProxy: ".local"},
 					PlatformType:       hiveextv1beta1.BareMetalPlatformType,
 					MastersSchedulable: true,
+					MirrorRegistryRef:  &hiveextv1beta1.MirrorRegistryConfigMapReference{Name: "mirrors", Namespace: "ns"},
 				},
 			}}
 		},

@@ -9,6 +9,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/consumed"
@@ -24,6 +25,7 @@ func AddAll(s *runtime.Scheme) error {
 		infrav1.AddToScheme,
 		infrav1alpha1.AddToScheme,
 		bootstrapv1.AddToScheme,
+		controlplanev1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -231,8 +231,10 @@ func (r *hostReconciler) host(ctx context.Context, obj *unstructured.Unstructure
 // register creates (or refreshes) the Agent name in the InfraEnv, as the
 // discovery agent's registration does.
 func (r *hostReconciler) register(ctx context.Context, ie *aiv1beta1.InfraEnv, name string, h *simHost) error {
+	// Uncached: the installation moves the Agent's state meanwhile, and a
+	// status computed from a stale copy would put it back.
 	agent := &aiv1beta1.Agent{}
-	err := r.c.Get(ctx, types.NamespacedName{Namespace: ie.Namespace, Name: name}, agent)
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: ie.Namespace, Name: name}, agent)
 	if apierrors.IsNotFound(err) {
 		labels := map[string]string{aiv1beta1.InfraEnvNameLabel: ie.Name}
 		for k, v := range ie.Spec.AgentLabels {
@@ -286,7 +288,7 @@ func (r *hostReconciler) register(ctx context.Context, ie *aiv1beta1.InfraEnv, n
 	if equality.Semantic.DeepEqual(base.Status, agent.Status) {
 		return nil
 	}
-	return r.c.Status().Patch(ctx, agent, client.MergeFrom(base))
+	return r.c.Status().Patch(ctx, agent, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 var _ reconcile.Reconciler = &hostReconciler{}

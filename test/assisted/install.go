@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -52,10 +51,14 @@ var progress = map[string]int64{
 type installReconciler struct {
 	s *Simulator
 	c client.Client
+	// reader reads the Agents uncached: the installation moves a state per
+	// step, faster than the cache may follow the hosts' own moves, and a
+	// host seen a step late would take the wrong path (day 2 for day 1).
+	reader client.Reader
 }
 
 func (s *Simulator) setupInstalls(mgr ctrl.Manager) error {
-	r := &installReconciler{s: s, c: mgr.GetClient()}
+	r := &installReconciler{s: s, c: mgr.GetClient(), reader: mgr.GetAPIReader()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("assisted-simulator-install").
 		WithOptions(s.controllerOptions()).
@@ -105,6 +108,11 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	r.s.mu.Lock()
 	hold, failure := r.s.holds[req.NamespacedName], r.s.failures[req.NamespacedName]
+	if f, ok := r.s.failAt[req.NamespacedName]; ok && f.state == aci.Status.DebugInfo.State {
+		failure = f.message
+		r.s.failures[req.NamespacedName] = failure
+		delete(r.s.failAt, req.NamespacedName)
+	}
 	r.s.mu.Unlock()
 
 	state := aci.Status.DebugInfo.State
@@ -128,16 +136,22 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		next = nextState[state]
 	}
 
-	requeue := r.s.opts.StepDelay
-	if requeue <= 0 {
-		requeue = time.Millisecond
-	}
+	requeue := r.s.step()
 	// Hosts move with the cluster.
 	busy, err := r.moveHosts(ctx, agents, next)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if next == StateAddingHosts && state != StateAddingHosts {
+		// The installed cluster, with its ClusterVersion, exists before
+		// its admin kubeconfig is published.
+		version, err := r.s.installVersion(ctx, aci)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.s.ensureClusterVersion(ctx, client.ObjectKeyFromObject(cd), req.NamespacedName, version); err != nil {
+			return ctrl.Result{}, fmt.Errorf("creating the workload cluster's ClusterVersion: %w", err)
+		}
 		if err := r.complete(ctx, aci, cd); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -161,7 +175,7 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // agents are the Agents bound to the cluster.
 func (r *installReconciler) agents(ctx context.Context, cd *hivev1.ClusterDeployment) ([]aiv1beta1.Agent, error) {
 	list := &aiv1beta1.AgentList{}
-	if err := r.c.List(ctx, list, client.InNamespace(cd.Namespace)); err != nil {
+	if err := r.reader.List(ctx, list, client.InNamespace(cd.Namespace)); err != nil {
 		return nil, err
 	}
 	var out []aiv1beta1.Agent
@@ -217,7 +231,9 @@ func (r *installReconciler) moveHosts(ctx context.Context, agents []aiv1beta1.Ag
 			}
 		case StateAddingHosts:
 			switch state {
-			case hostStateInstalling, "preparing-successful":
+			case "preparing-successful":
+				state, stage = hostStateInstalled, stageDone // a day-1 host
+			case hostStateInstalling:
 				switch stage {
 				case stageJoined:
 					state, stage = hostStateAdded, stageDone // a day-2 host
@@ -262,7 +278,8 @@ func (r *installReconciler) setHost(ctx context.Context, a *aiv1beta1.Agent, sta
 		setCondition(&a.Status.Conditions, aiv1beta1.Condition{Type: aiv1beta1.InstalledCondition, Status: corev1.ConditionFalse,
 			Reason: "InstallationInProgress", Message: "The installation is in progress: " + string(stage)}, now)
 	}
-	return client.IgnoreNotFound(r.c.Status().Patch(ctx, a, client.MergeFrom(base)))
+	// Locked: the host's registration writes the status too.
+	return client.IgnoreNotFound(r.c.Status().Patch(ctx, a, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
 }
 
 // complete writes what a finished installation leaves: the admin
@@ -272,7 +289,12 @@ func (r *installReconciler) complete(ctx context.Context, aci *hiveextv1beta1.Ag
 	kubeconfigName, passwordName := cd.Name+"-admin-kubeconfig", cd.Name+"-admin-password"
 	owner := metav1.OwnerReference{APIVersion: hivev1.GroupVersion.String(), Kind: "ClusterDeployment", Name: cd.Name, UID: cd.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
-	kubeconfig := r.s.opts.Kubeconfig
+	r.s.mu.Lock()
+	kubeconfig := r.s.kubeconfigs[client.ObjectKeyFromObject(cd)]
+	r.s.mu.Unlock()
+	if len(kubeconfig) == 0 {
+		kubeconfig = r.s.opts.Kubeconfig
+	}
 	if len(kubeconfig) == 0 {
 		kubeconfig = placeholderKubeconfig(cd)
 	}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -67,7 +68,24 @@ type Simulator struct {
 
 	installEvents  chan event.GenericEvent
 	infraEnvEvents chan event.GenericEvent
+
+	// Set by SetupWithManager.
+	mgr    ctrl.Manager
+	client client.Client
+	// failAt fails an installation once it reaches a state.
+	failAt map[types.NamespacedName]failure
+	// kubeconfigs are per-cluster admin kubeconfigs (SetKubeconfig).
+	kubeconfigs map[types.NamespacedName][]byte
+	// workloads are the API servers that play installed clusters.
+	workloads       map[types.NamespacedName]*workloadCluster
+	upgradeFailures map[types.NamespacedName]string
+	upgradeHolds    map[types.NamespacedName]bool
+	cvoEvents       map[types.NamespacedName]chan event.GenericEvent
+	// deprovisioned records the finalizers removed, in order.
+	deprovisioned []string
 }
+
+type failure struct{ state, message string }
 
 // New makes a simulator and binds its HTTPS listener, so that URL and
 // CABundle are known before the manager starts.
@@ -113,6 +131,13 @@ func New(opts Options) (*Simulator, error) {
 		images:         map[types.NamespacedName]string{},
 		installEvents:  make(chan event.GenericEvent, 64),
 		infraEnvEvents: make(chan event.GenericEvent, 64),
+
+		failAt:          map[types.NamespacedName]failure{},
+		kubeconfigs:     map[types.NamespacedName][]byte{},
+		workloads:       map[types.NamespacedName]*workloadCluster{},
+		upgradeFailures: map[types.NamespacedName]string{},
+		upgradeHolds:    map[types.NamespacedName]bool{},
+		cvoEvents:       map[types.NamespacedName]chan event.GenericEvent{},
 	}
 	s.server = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
@@ -151,7 +176,13 @@ func (s *Simulator) Close() error { return s.server.Close() }
 // must exist; Metal3Machine, BareMetalHost, OpenStackMachine and
 // OpenStackServer are used when their CRDs exist.
 func (s *Simulator) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	s.mu.Lock()
+	s.mgr, s.client = mgr, mgr.GetClient()
+	s.mu.Unlock()
 	if err := mgr.Add(manager.RunnableFunc(s.serve)); err != nil {
+		return err
+	}
+	if err := s.setupDeprovision(mgr); err != nil {
 		return err
 	}
 	if err := s.setupInfraEnvs(mgr); err != nil {
@@ -182,6 +213,7 @@ func (s *Simulator) Release(key types.NamespacedName) {
 	s.mu.Lock()
 	delete(s.holds, key)
 	delete(s.failures, key)
+	delete(s.failAt, key)
 	s.mu.Unlock()
 	s.poke(s.installEvents, key)
 }
@@ -193,6 +225,38 @@ func (s *Simulator) Fail(key types.NamespacedName, message string) {
 	s.failures[key] = message
 	s.mu.Unlock()
 	s.poke(s.installEvents, key)
+}
+
+// FailAt makes the AgentClusterInstall key fail with message once it
+// reaches state (for example "installing"), as an installation that breaks
+// midway does.
+func (s *Simulator) FailAt(key types.NamespacedName, state, message string) {
+	s.mu.Lock()
+	s.failAt[key] = failure{state: state, message: message}
+	s.mu.Unlock()
+	s.poke(s.installEvents, key)
+}
+
+// Deprovisioned lists the assisted-service finalizers removed so far, in
+// order, as "<Kind> <namespace>/<name>".
+func (s *Simulator) Deprovisioned() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.deprovisioned...)
+}
+
+func (s *Simulator) recordDeprovision(kind string, key types.NamespacedName) {
+	s.mu.Lock()
+	s.deprovisioned = append(s.deprovisioned, kind+" "+key.String())
+	s.mu.Unlock()
+}
+
+// step is the time an installation or an upgrade spends in each state.
+func (s *Simulator) step() time.Duration {
+	if s.opts.StepDelay > 0 {
+		return s.opts.StepDelay
+	}
+	return time.Millisecond
 }
 
 // FailImage makes the InfraEnv key's image creation fail with message

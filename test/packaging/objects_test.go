@@ -53,6 +53,21 @@ var allowedClusterSecretWrites = map[string]map[string]string{
 		// anyone else's Secret.
 		"create": "bootstrap data Secret in the Machine's namespace (CAPI bootstrap contract)",
 	},
+	"control-plane-openshift-agent": {
+		// CAPI's control-plane contract: the provider writes
+		// <cluster>-kubeconfig in the cluster's namespace, which may be any
+		// namespace, and (unless spec.config.pullSecretRef names one) the
+		// placeholder pull secret <control plane>-pull-secret of OKD
+		// installs. No update and no delete: both Secrets are owned by the
+		// control plane and garbage-collected with it.
+		"create": "<cluster>-kubeconfig (CAPI control-plane contract) and the placeholder pull secret, in the cluster's namespace",
+		// Patch only, never update: <cluster>-kubeconfig follows the
+		// AgentClusterInstall's admin kubeconfig when it changes, and that
+		// source Secret gets the cluster-name label so the provider's
+		// label-filtered Secret cache (not every Secret of the management
+		// cluster) sees it change.
+		"patch": "refresh <cluster>-kubeconfig from the admin kubeconfig, and label that source Secret with its cluster for the filtered Secret cache",
+	},
 }
 
 var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	bootstrapwebhooks "github.com/ocp-capi/ocp-capi/bootstrap/webhooks"
+	controlplanewebhooks "github.com/ocp-capi/ocp-capi/controlplane/webhooks"
 	"github.com/ocp-capi/ocp-capi/internal/scheme"
 	infrawebhooks "github.com/ocp-capi/ocp-capi/internal/webhooks/infrastructure"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
@@ -204,6 +205,28 @@ func TestTemplatesDryRun(t *testing.T) {
 	}
 }
 
+// TestTemplatesDryRunCallsControlPlaneWebhook: the dry run above does reach
+// the control-plane provider's webhook. An OpenShift version the provider
+// does not install (a check only the webhook makes) is refused, naming the
+// field.
+func TestTemplatesDryRunCallsControlPlaneWebhook(t *testing.T) {
+	kc := templateAPIServer(t)
+	ns := "tpl-old-version"
+	NewWithT(t).Expect(templateEnv.env.Client.Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	manifests := runWithEnv(t, append(templateVars(), "OPENSHIFT_VERSION=4.12.0"), "clusterctl", "generate", "cluster", "demo",
+		"--config", filepath.Join(outDir, "clusterctl.yaml"), "--infrastructure", "openstack:"+releaseVersion,
+		"--flavor", "metal3-agent", "--target-namespace", ns)
+	file := writeScratch(t, "old-version-*.yaml", manifests)
+	out, err := runErr("kubectl", "--kubeconfig", kc, "apply", "--dry-run=server", "-f", file)
+	if err == nil {
+		t.Fatalf("OpenShift 4.12.0 was accepted:\n%s", out)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "spec.distributionVersion") || !strings.Contains(msg, "OpenshiftAssistedControlPlane") {
+		t.Errorf("want the control-plane webhook's error on spec.distributionVersion, got: %s", msg)
+	}
+}
+
 // templateEnv is an API server with all CRDs and our webhooks, started on
 // first use and stopped by TestMain.
 var templateEnv struct {
@@ -292,6 +315,7 @@ var templateWebhooks = []struct {
 }{
 	{"config/infrastructure/webhook", infrawebhooks.SetupWebhooks},
 	{"bootstrap/config/webhook", bootstrapwebhooks.SetupWebhooks},
+	{"controlplane/config/webhook", controlplanewebhooks.SetupWebhooks},
 }
 
 func webhookManifestDirs() []string {

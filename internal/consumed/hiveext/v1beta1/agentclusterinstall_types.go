@@ -95,6 +95,13 @@ type ManifestsConfigMapReference struct {
 	Name string `json:"name"`
 }
 
+// MirrorRegistryConfigMapReference names the ConfigMap of a cluster's
+// mirror registries (keys registries.conf and ca-bundle.crt).
+type MirrorRegistryConfigMapReference struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
 // AgentClusterInstallSpec is the desired install.
 type AgentClusterInstallSpec struct {
 	// +optional
@@ -142,6 +149,10 @@ type AgentClusterInstallSpec struct {
 	PlatformType PlatformType `json:"platformType,omitempty"`
 	// +optional
 	MastersSchedulable bool `json:"mastersSchedulable,omitempty"`
+	// MirrorRegistryRef names the ConfigMap of the cluster's mirror
+	// registries.
+	// +optional
+	MirrorRegistryRef *MirrorRegistryConfigMapReference `json:"mirrorRegistryRef,omitempty"`
 }
 
 // ClusterProgressInfo is the install's progress. TotalPercentage has no

@@ -1,0 +1,45 @@
+package openshiftassistedcontrolplane
+
+import (
+	"context"
+
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// reconcileNormal runs the concerns in order: the cluster's hive objects,
+// the kubeconfig and what the installation's state means for the status,
+// the Machines, the upgrade, and the counters.
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+	oacp := s.oacp
+	machines, err := r.controlPlaneMachines(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() { setReplicaStatus(s, machines) }()
+
+	if s.cluster == nil || !ptr.Deref(s.cluster.Status.Initialization.InfrastructureProvisioned, false) {
+		markWaitingForCluster(s)
+		setKubernetesVersion(oacp, "")
+		return ctrl.Result{}, nil
+	}
+
+	inst, res, err := r.reconcileClusterObjects(ctx, s)
+	if inst == nil || err != nil {
+		setKubernetesVersion(oacp, "")
+		return res, err
+	}
+	kubeconfig, err := r.reconcileKubeconfig(ctx, s, inst.aci)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	setInstallStatus(oacp, inst, kubeconfig)
+
+	resMachines, err := r.reconcileMachines(ctx, s, inst, machines)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	resUpgrade := r.reconcileUpgrade(ctx, s, inst, kubeconfig)
+	setKubernetesVersion(oacp, inst.version)
+	return minResult(res, minResult(resMachines, resUpgrade)), nil
+}
