@@ -41,7 +41,7 @@ CAPI_LDFLAGS := -s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$(CAPI_VERSI
 GOBUILD_TOOL := CGO_ENABLED=0 go build -trimpath
 
 # The binaries the API server tests need (envtest's layout: kube-apiserver, etcd, kubectl).
-TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl
+TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
 # Every tool needed to generate, test and package.
 ALL_TOOLS := $(TEST_TOOLS) $(BIN)/controller-gen $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
 
@@ -65,7 +65,7 @@ help: ## Show this help.
 
 .PHONY: tools test-tools
 tools: $(ALL_TOOLS) ## Build every tool into bin/.
-test-tools: $(TEST_TOOLS) ## Build the tools the tests use (kube-apiserver, etcd, kubectl, kustomize, helm, clusterctl).
+test-tools: $(TEST_TOOLS) ## Build the tools the tests use (kube-apiserver, etcd, kubectl, kustomize, helm, clusterctl, the CAPI core manager).
 
 # kube-apiserver and kubectl come from one go build so they share the compile.
 $(BIN)/kube-apiserver-$(K8S_VERSION) $(BIN)/kubectl-$(K8S_VERSION) &: $(TOOLS)/kubernetes/go.mod

@@ -7,14 +7,18 @@
 #       $OUT/infrastructure-openstack/<VERSION>/{cluster-template-*.yaml,clusterclass-*.yaml}  (from templates/)
 #       $OUT/cluster-api/<CAPI version>/{core-components.yaml,metadata.yaml}  (CAPI core, from the module cache)
 #       $OUT/addon-openshift/<VERSION>/build-rbac.yaml  (apply after clusterctl init; see docs/install.md)
+#       $OUT/cert-manager/<version>/cert-manager.yaml  (cert-manager for clusterctl, from hack/tools/cert-manager)
 #       $OUT/clusterctl.yaml  (clusterctl --config: the providers above, cert-manager and image settings)
+#       ($OUT/images, written by make images, is kept.)
 #       $OUT/charts/*.tgz + index.yaml  (the Helm charts, packaged for VERSION)
 #   hack/release.sh charts      (make charts) rewrite the CRD lists of the kustomize trees from
 #       the generated CRDs and regenerate charts/ from the kustomize output.
 #   hack/release.sh check       fail if `charts` would change anything (run by release).
 #
 # Variables: VERSION (v0.1.0), IMAGE_REGISTRY (ocp-capi.local), IMAGE_TAG ($VERSION),
-# OUT (out), CERT_MANAGER_URL / CERT_MANAGER_VERSION (unset: clusterctl's default cert-manager).
+# OUT (out), CERT_MANAGER_URL / CERT_MANAGER_VERSION (unset: the local cert-manager rendered by
+# hack/tools/cert-manager/render.sh, or clusterctl's default download if that fails or
+# CERT_MANAGER_LOCAL=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -183,8 +187,10 @@ cmd_release() {
   read -r capi_dir capi_version < <(go list -m -f '{{.Dir}} {{.Version}}' sigs.k8s.io/cluster-api)
   [ -d "$capi_dir/core/config/default" ] || die "sigs.k8s.io/cluster-api $capi_version is not in the module cache: run 'go mod download sigs.k8s.io/cluster-api'"
 
-  rm -rf "$OUT"
+  # Everything but the images (make images), which take minutes to build and
+  # do not depend on the release's files.
   mkdir -p "$OUT"
+  find "$OUT" -mindepth 1 -maxdepth 1 ! -name images -exec rm -rf {} +
   local key dir type name label file chart prefix ns image alias enabled desc dest x providers=""
   while IFS='|' read -r key dir type name label file chart prefix ns image alias enabled desc; do
     [ -n "$key" ] || continue
@@ -239,6 +245,7 @@ EOF
   url: file://$dest/core-components.yaml
 $providers"
 
+  local_cert_manager
   write_clusterctl_config "$providers" "$capi_version"
 
   gen_charts "$VERSION" "$IMAGE_REGISTRY" "$IMAGE_TAG" "$tmp/release-charts"
@@ -251,7 +258,7 @@ $providers"
   "$HELM" repo index "$OUT/charts"
 
   echo "Wrote $OUT for $VERSION (images $IMAGE_REGISTRY/<manager>:$IMAGE_TAG, CAPI core $capi_version):"
-  (cd "$OUT" && find . -type f | LC_ALL=C sort | sed 's#^\./#  #')
+  (cd "$OUT" && find . -path ./images -prune -o -type f -print | LC_ALL=C sort | sed 's#^\./#  #')
 }
 
 write_metadata() {
@@ -267,10 +274,35 @@ releaseSeries:
 EOF
 }
 
+# local_cert_manager: unless CERT_MANAGER_URL names one, render cert-manager
+# from hack/tools/cert-manager into $OUT/cert-manager/<version>/ (clusterctl's
+# local repository layout) and point clusterctl at it; its images are built by
+# `make images`. If that cannot be done, say so and leave clusterctl's default.
+local_cert_manager() {
+  [ -z "${CERT_MANAGER_URL:-}" ] || return 0
+  if [ "${CERT_MANAGER_LOCAL:-1}" = 0 ]; then
+    echo "release: CERT_MANAGER_LOCAL=0: clusterctl.yaml keeps clusterctl's default cert-manager (downloaded from GitHub)" >&2
+    return 0
+  fi
+  local want f
+  want=$(awk '$1 == "require" && $2 == "github.com/cert-manager/cert-manager" {print $3}' hack/tools/cert-manager/go.mod 2>/dev/null || true)
+  if [ -n "${CERT_MANAGER_VERSION:-}" ] && [ "$CERT_MANAGER_VERSION" != "$want" ]; then
+    die "CERT_MANAGER_VERSION=$CERT_MANAGER_VERSION, but hack/tools/cert-manager builds ${want:-nothing}: set CERT_MANAGER_URL to that version's cert-manager.yaml, or unset CERT_MANAGER_VERSION"
+  fi
+  if [ -n "$want" ] && f=$(HELM=$HELM hack/tools/cert-manager/render.sh "$OUT/cert-manager" 2> "$tmp/cert-manager.err"); then
+    CERT_MANAGER_URL=file://$f CERT_MANAGER_VERSION=$want
+    CERT_MANAGER_NOTE="# cert-manager $want, rendered from hack/tools/cert-manager (its images: make images)."
+  else
+    cat "$tmp/cert-manager.err" >&2 2>/dev/null || true
+    echo "release: WARNING: the local cert-manager (hack/tools/cert-manager) could not be rendered; clusterctl.yaml keeps clusterctl's default cert-manager (downloaded from GitHub)" >&2
+  fi
+}
+
 write_clusterctl_config() {
   local providers=$1 capi_version=$2 certmanager
   if [ -n "${CERT_MANAGER_URL:-}" ]; then
-    certmanager="cert-manager:
+    certmanager="${CERT_MANAGER_NOTE:-# cert-manager for clusterctl init.}
+cert-manager:
   url: \"$CERT_MANAGER_URL\"
   version: \"${CERT_MANAGER_VERSION:-v1.9.2}\""
   else

@@ -488,3 +488,9 @@ func TestMakefilePackages(t *testing.T) {
 	g.Expect(m).NotTo(BeNil(), "NODE_DEB_PACKAGES in node.mk")
 	g.Expect(strings.Fields(string(m[1]))).To(Equal(DebianPackages))
 }
+
+func TestWantedInotifyInstances(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(wantedInotifyInstances(128)).To(Equal(512), "the kernel default is raised")
+	g.Expect(wantedInotifyInstances(8192)).To(Equal(8192), "a higher limit is never lowered")
+}

@@ -121,6 +121,9 @@ func (n *node) up(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("instance %d is already running from another state dir (%w); use another --instance", i.Index, err)
 	}
 	n.lock = lock
+	if err := raiseInotifyLimit(n.logf); err != nil {
+		return "", err
+	}
 	probe, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", i.APIPort))
 	if err != nil {
 		return "", fmt.Errorf("127.0.0.1:%d, the API forward port, is in use (%w); pass another --port", i.APIPort, err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -101,4 +102,39 @@ func CheckPrerequisites(binDir, nodeImagesDir string) error {
 		return errors.New("the node size cannot start:\n  - " + strings.Join(problems, "\n  - "))
 	}
 	return nil
+}
+
+// inotifyInstancesPerNode is about what one node uses (kubelet, kube-proxy,
+// containerd, CoreDNS, the pods' managers), measured at ~25; the kernel's
+// default limit of 128 per user lets only four nodes run at once, and the
+// fifth one's kube-proxy dies with "too many open files".
+const inotifyInstancesPerNode = 64
+
+// raiseInotifyLimit makes room for this node on the host's per-user inotify
+// limit. It only ever raises it: it is host-wide and others may rely on it.
+func raiseInotifyLimit(logf func(string, ...any)) error {
+	const path = "/proc/sys/fs/inotify/max_user_instances"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	cur, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("parsing %s (%q): %w", path, b, err)
+	}
+	want := wantedInotifyInstances(cur)
+	if want == cur {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(want)), 0o644); err != nil {
+		return fmt.Errorf("raising %s from %d to %d (several nodes need more than the default): %w", path, cur, want, err)
+	}
+	logf("raised %s from %d to %d", path, cur, want)
+	return nil
+}
+
+// wantedInotifyInstances is the limit raiseInotifyLimit sets: enough for
+// eight nodes at once.
+func wantedInotifyInstances(cur int) int {
+	return max(cur, 8*inotifyInstancesPerNode)
 }
