@@ -24,6 +24,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 
+	if err := r.reconcileTemplateOwner(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	inst, res, err := r.reconcileClusterObjects(ctx, s)
 	if inst == nil || err != nil {
 		setKubernetesVersion(oacp, "")

@@ -116,6 +116,15 @@ func TestDay1ToAvailable(t *testing.T) {
 		g.Expect(strings.HasPrefix(m.Name, controlPlane+"-")).To(BeTrue(), m.Name)
 	}
 	g.Expect(fds).To(ConsistOf("fd-a", "fd-b", "fd-c"))
+	// The template the Machines are cloned from belongs to the Cluster (as
+	// KCP's does), so the garbage collector deletes it with the Cluster.
+	tmpl := &unstructured.Unstructured{}
+	tmpl.SetGroupVersionKind(infraGV.WithKind("Metal3MachineTemplate"))
+	g.Expect(k8s.Get(tc.ctx, tc.key(cpTemplate), tmpl)).To(Succeed())
+	cluster := tc.cluster()
+	g.Expect(tmpl.GetOwnerReferences()).To(ContainElement(And(
+		HaveField("Kind", "Cluster"), HaveField("Name", cluster.Name), HaveField("UID", cluster.UID),
+		HaveField("Controller", BeNil()))))
 
 	// Day 1: every host was installed with the cluster, in its role.
 	roles := map[aiv1beta1.HostRole]int{}
