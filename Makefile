@@ -186,6 +186,11 @@ endif
 	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
 		OCP_CAPI_OPENSTACK_CLOUDS=$(or $(OCP_CAPI_OPENSTACK_CLOUDS),$(wildcard /etc/openstack/clouds.yaml)) \
 		go test -json $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./... | go run ./hack/testsummary
+ifneq ($(CI),)
+	@# CI also runs every e2e suite (about 8.5 min here; docs/e2e.md): the
+	@# release and images were built above for the install test.
+	$(MAKE) --no-print-directory test-e2e E2E_RELEASE=0
+endif
 
 .PHONY: lint
 lint: ## go vet, gofmt, and golangci-lint (built from the proxy).

@@ -1,0 +1,66 @@
+# End-to-end suites (test/e2e, on sigs.k8s.io/cluster-api/test/framework) and
+# the quickstart. Both need root: the local management cluster's node size and
+# the local OpenStack install Debian packages and make network namespaces.
+# See docs/e2e.md.
+
+##@ End-to-end tests and quickstart (need root)
+
+# The e2e suites use their own management clusters (instances of `mgmt up
+# --size node`), so that a cluster started with `make mgmt-up` is left alone:
+# E2E_MGMT_INSTANCE is the one the providers are installed on,
+# E2E_MGMT2_INSTANCE the target of `clusterctl move`.
+E2E_MGMT_INSTANCE ?= 12
+E2E_MGMT2_INSTANCE ?= 13
+e2e_mgmt_dir = $(if $(filter 0,$(1)),$(ROOT)/.mgmt,$(ROOT)/.mgmt-$(1))
+E2E_MGMT_DIR := $(call e2e_mgmt_dir,$(E2E_MGMT_INSTANCE))
+E2E_MGMT2_DIR := $(call e2e_mgmt_dir,$(E2E_MGMT2_INSTANCE))
+# Host ports the node forwards into its network namespace: the local
+# OpenStack's APIs, the API server that plays the workload cluster, and the
+# assisted-service simulator's HTTPS server (both run in the test process).
+E2E_WORKLOAD_API_PORT ?= 16443
+E2E_ASSISTED_PORT ?= 16444
+E2E_ASSISTED_PORT_2 ?= 16445
+E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2)
+E2E_ARTIFACTS ?= $(ROOT)/_artifacts/e2e
+E2E_RELEASE_DIR ?= $(ROOT)/out
+# E2E_RELEASE=0 uses E2E_RELEASE_DIR as it is (no make release / make images).
+E2E_RELEASE ?= 1
+# Ginkgo focus/skip regular expressions, e.g. E2E_FOCUS='Quick start'.
+E2E_FOCUS ?=
+E2E_SKIP ?=
+E2E_TIMEOUT ?= 90m
+# E2E_KEEP=1 leaves the e2e management clusters running after the suites.
+E2E_KEEP ?=
+E2E_GO_TEST_FLAGS ?= -count=1 -v
+
+.PHONY: test-e2e e2e-mgmt-up e2e-mgmt-down e2e-prereqs
+e2e-prereqs: test-tools node-prereqs $(BIN)/mgmt $(BIN)/clusterctl $(BIN)/imgbuild $(if $(filter 1,$(E2E_RELEASE)),release images)
+
+e2e-mgmt-up: e2e-prereqs ## Start the e2e management clusters (E2E_MGMT_INSTANCE, E2E_MGMT2_INSTANCE) with the forwards the suites need.
+	$(MAKE) --no-print-directory mgmt-up MGMT_SIZE=node MGMT_INSTANCE=$(E2E_MGMT_INSTANCE) MGMT_DIR=$(E2E_MGMT_DIR) \
+		MGMT_KUBECONFIG=$(E2E_MGMT_DIR)/kubeconfig MGMT_ARGS='--forward-host-ports $(E2E_FORWARD_PORTS)'
+	$(MAKE) --no-print-directory mgmt-up MGMT_SIZE=node MGMT_INSTANCE=$(E2E_MGMT2_INSTANCE) MGMT_DIR=$(E2E_MGMT2_DIR) \
+		MGMT_KUBECONFIG=$(E2E_MGMT2_DIR)/kubeconfig MGMT_ARGS='--forward-host-ports $(E2E_FORWARD_PORTS)'
+
+e2e-mgmt-down: $(BIN)/mgmt ## Stop the e2e management clusters and remove their state.
+	$(BIN)/mgmt down --state-dir $(E2E_MGMT_DIR)
+	$(BIN)/mgmt down --state-dir $(E2E_MGMT2_DIR)
+
+test-e2e: e2e-prereqs ## Run the e2e suites: local OpenStack, two node management clusters, release, then go test -tags e2e ./test/e2e (E2E_FOCUS, E2E_KEEP=1).
+	bash hack/openstack/up.sh
+	$(MAKE) --no-print-directory e2e-mgmt-up E2E_RELEASE=0
+	@rc=0; KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
+		E2E_WORKLOAD_API_PORT=$(E2E_WORKLOAD_API_PORT) E2E_ASSISTED_PORT=$(E2E_ASSISTED_PORT) E2E_ASSISTED_PORT_2=$(E2E_ASSISTED_PORT_2) \
+		go test -tags e2e $(E2E_GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) ./test/e2e/ -args \
+		-e2e.release-dir=$(abspath $(E2E_RELEASE_DIR)) -e2e.artifacts-folder=$(E2E_ARTIFACTS) \
+		-e2e.mgmt-kubeconfig=$(E2E_MGMT_DIR)/kubeconfig -e2e.mgmt2-kubeconfig=$(E2E_MGMT2_DIR)/kubeconfig \
+		-e2e.clouds-yaml=/etc/openstack/clouds.yaml \
+		$(if $(E2E_FOCUS),'-ginkgo.focus=$(E2E_FOCUS)') $(if $(E2E_SKIP),'-ginkgo.skip=$(E2E_SKIP)') \
+		-ginkgo.v -ginkgo.timeout=$(E2E_TIMEOUT) || rc=$$?; \
+	if [ -z "$(E2E_KEEP)" ]; then $(MAKE) --no-print-directory e2e-mgmt-down; \
+	else echo "test-e2e: E2E_KEEP set: management clusters left running ($(E2E_MGMT_DIR), $(E2E_MGMT2_DIR)); make e2e-mgmt-down stops them"; fi; \
+	exit $$rc
+
+.PHONY: quickstart
+quickstart: ## The quickstart (root): tools, local management cluster and OpenStack, clusterctl init, a 3+2 openstack-agent cluster, printed with clusterctl describe until Available.
+	bash hack/quickstart.sh

@@ -1,0 +1,230 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cluster-api/test/framework"
+	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ocp-capi/ocp-capi/internal/scheme"
+	"github.com/ocp-capi/ocp-capi/test/e2e/localenv"
+)
+
+// Flags (make test-e2e sets them; see hack/make/e2e.mk).
+var (
+	configPath       = flag.String("e2e.config", "config/ocp-capi.yaml", "the e2e configuration (clusterctl.E2EConfig)")
+	releaseDir       = flag.String("e2e.release-dir", "../../out", "the local release (make release): replaces ${RELEASE_DIR} in the configuration")
+	artifactFolder   = flag.String("e2e.artifacts-folder", "../../_artifacts/e2e", "where logs, clusterctl repository and describe output go")
+	mgmtKubeconfig   = flag.String("e2e.mgmt-kubeconfig", "../../.mgmt/kubeconfig", "kubeconfig of the management cluster (mgmt up --size node)")
+	mgmt2Kubeconfig  = flag.String("e2e.mgmt2-kubeconfig", "", "kubeconfig of a second management cluster, the target of clusterctl move (empty: the move suite fails saying so)")
+	cloudsYAML       = flag.String("e2e.clouds-yaml", "/etc/openstack/clouds.yaml", "clouds.yaml of the local OpenStack (hack/openstack/up.sh)")
+	clusterctlBin    = flag.String("e2e.clusterctl", "../../bin/clusterctl", "the clusterctl binary, for `clusterctl describe cluster` while a suite runs")
+	describeInterval = flag.Duration("e2e.describe-interval", 30*time.Second, "how often a running suite logs `clusterctl describe cluster`")
+)
+
+// The providers as clusterctl names them.
+const (
+	bootstrapProvider    = "openshift-agent"
+	controlPlaneProvider = "openshift-agent"
+	infraProvider        = "openstack"
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "ocp-capi e2e")
+}
+
+// Suite state, set up once by BeforeSuite.
+var (
+	suiteCtx             context.Context
+	e2eConfig            *clusterctl.E2EConfig
+	clusterctlConfigPath string
+	mgmt                 framework.ClusterProxy
+	sim                  *localenv.Simulator
+	nodeIP               string
+	stopSimulator        context.CancelFunc
+)
+
+var _ = BeforeSuite(func() {
+	suiteCtx = context.Background()
+	for _, p := range []*string{configPath, releaseDir, artifactFolder, mgmtKubeconfig, cloudsYAML, clusterctlBin} {
+		abs, err := filepath.Abs(*p)
+		Expect(err).NotTo(HaveOccurred())
+		*p = abs
+	}
+	Expect(*mgmtKubeconfig).To(BeAnExistingFile(), "the management cluster's kubeconfig; start it with `make mgmt-up MGMT_SIZE=node` (make test-e2e does)")
+	Expect(*cloudsYAML).To(BeAnExistingFile(), "the local OpenStack's clouds.yaml; start it with `make openstack-up` (make test-e2e does)")
+	Expect(os.MkdirAll(*artifactFolder, 0o755)).To(Succeed())
+	// The controllers in the test process (simulator, kubelet stand-in,
+	// workload API server) log to a file, not to the spec's output.
+	logFile, err := os.Create(filepath.Join(*artifactFolder, "test-process.log"))
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(logFile.Close)
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+
+	By("Loading the e2e configuration " + *configPath)
+	e2eConfig = loadE2EConfig(*configPath, *releaseDir)
+
+	By("Creating the clusterctl repository from the local release " + *releaseDir)
+	clusterctlConfigPath = clusterctl.CreateRepository(suiteCtx, clusterctl.CreateRepositoryInput{
+		RepositoryFolder: filepath.Join(*artifactFolder, "repository"),
+		E2EConfig:        e2eConfig,
+	})
+	Expect(setCertManager(clusterctlConfigPath, *releaseDir)).To(Succeed())
+
+	s := runtime.NewScheme()
+	Expect(scheme.AddAll(s)).To(Succeed())
+	mgmt = framework.NewClusterProxy("mgmt", *mgmtKubeconfig, s)
+
+	By("Installing the CRDs of the systems the simulators play (assisted-service, hive, Metal3)")
+	Expect(localenv.InstallConsumedCRDs(suiteCtx, mgmt.GetClient())).To(Succeed())
+
+	mgmtLogs := filepath.Join(*artifactFolder, "clusters", "mgmt")
+	initProviders(mgmt, mgmtLogs)
+
+	By("Starting the assisted-service simulator and the kubelet stand-in in the test process")
+	nodeIP, err = localenv.NodeAddress(suiteCtx, mgmt.GetClient())
+	Expect(err).NotTo(HaveOccurred())
+	simCtx, stop := context.WithCancel(suiteCtx)
+	stopSimulator = stop
+	sim, err = localenv.StartSimulator(simCtx, mgmt.GetRESTConfig(), mgmt.GetScheme(), intVariable("E2E_ASSISTED_PORT"), time.Second)
+	Expect(err).NotTo(HaveOccurred())
+
+	fitProviders(mgmt, mgmtLogs)
+})
+
+var _ = AfterSuite(func() {
+	if stopSimulator != nil {
+		stopSimulator()
+		Expect(sim.Wait()).To(Succeed(), "the simulator's manager stopped with an error")
+	}
+})
+
+// intVariable is an integer variable of the configuration (or the
+// environment).
+func intVariable(name string) int {
+	v, err := strconv.Atoi(e2eConfig.MustGetVariable(name))
+	Expect(err).NotTo(HaveOccurred(), "variable %s", name)
+	return v
+}
+
+// loadE2EConfig reads the configuration as clusterctl.LoadE2EConfig does,
+// but without its Validate, which insists on kubeadm bootstrap and
+// control-plane providers; the same checks that apply to us are made here.
+func loadE2EConfig(path, release string) *clusterctl.E2EConfig {
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	data = []byte(strings.ReplaceAll(string(data), "${RELEASE_DIR}", release))
+	cfg := &clusterctl.E2EConfig{}
+	Expect(yaml.UnmarshalStrict(data, cfg)).To(Succeed(), "reading %s", path)
+	cfg.Defaults()
+	cfg.AbsPaths(filepath.Dir(path))
+	types := map[string]int{}
+	for _, p := range cfg.Providers {
+		types[p.Type]++
+		Expect(p.Versions).NotTo(BeEmpty(), "provider %s has no version", p.Name)
+		for _, v := range p.Versions {
+			Expect(v.Type).To(Equal(clusterctl.URLSource), "provider %s %s: the suite installs release files (type url)", p.Name, v.Name)
+			Expect(v.Value).To(BeAnExistingFile(), "provider %s %s: run `make release` first", p.Name, v.Name)
+			for _, f := range append(p.Files, v.Files...) {
+				Expect(f.SourcePath).To(BeAnExistingFile(), "provider %s %s", p.Name, v.Name)
+			}
+		}
+	}
+	for _, t := range []string{"CoreProvider", "BootstrapProvider", "ControlPlaneProvider", "InfrastructureProvider"} {
+		Expect(types[t]).To(Equal(1), "%s: the configuration needs exactly one", t)
+	}
+	return cfg
+}
+
+// setCertManager points clusterctl's cert-manager setting at the release's
+// local copy, so that `clusterctl init` downloads nothing.
+func setCertManager(clusterctlConfig, release string) error {
+	matches, err := filepath.Glob(filepath.Join(release, "cert-manager", "*", "cert-manager.yaml"))
+	if err != nil {
+		return err
+	}
+	if len(matches) != 1 {
+		return fmt.Errorf("want one cert-manager/<version>/cert-manager.yaml in %s (make release), found %v", release, matches)
+	}
+	version := filepath.Base(filepath.Dir(matches[0]))
+	data, err := os.ReadFile(clusterctlConfig)
+	if err != nil {
+		return err
+	}
+	cfg := map[string]any{}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return err
+	}
+	cfg["cert-manager"] = map[string]string{"url": "file://" + matches[0], "version": version}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(clusterctlConfig, out, 0o600)
+}
+
+// initProviders runs `clusterctl init` through the framework with every
+// provider of the configuration, and waits for their controllers.
+func initProviders(proxy framework.ClusterProxy, logFolder string) {
+	By("clusterctl init on " + proxy.GetName())
+	clusterctl.InitManagementClusterAndWatchControllerLogs(suiteCtx, clusterctl.InitManagementClusterAndWatchControllerLogsInput{
+		ClusterProxy:             proxy,
+		ClusterctlConfigPath:     clusterctlConfigPath,
+		BootstrapProviders:       []string{bootstrapProvider},
+		ControlPlaneProviders:    []string{controlPlaneProvider},
+		InfrastructureProviders:  e2eConfig.InfrastructureProviders(),
+		AddonProviders:           e2eConfig.AddonProviders(),
+		LogFolder:                logFolder,
+		DisableMetricsCollection: true,
+	}, e2eConfig.GetIntervals("default", "wait-controllers")...)
+
+	// The add-on's BuildController works in the MCO's namespace, through
+	// the RoleBinding that the release ships beside the components
+	// (docs/install.md); without it the manager's Build cache never syncs.
+	By("Applying the add-on's build RBAC (build-rbac.yaml) in openshift-machine-config-operator")
+	c := proxy.GetClient()
+	Expect(client.IgnoreAlreadyExists(c.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-machine-config-operator"}}))).To(Succeed())
+	rbac, err := filepath.Glob(filepath.Join(*releaseDir, "addon-openshift", "*", "build-rbac.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(rbac).To(HaveLen(1), "addon-openshift/<version>/build-rbac.yaml in the release")
+	data, err := os.ReadFile(rbac[0])
+	Expect(err).NotTo(HaveOccurred())
+	Expect(proxy.CreateOrUpdate(suiteCtx, data)).To(Succeed())
+}
+
+// fitProviders fits the installed providers to this machine
+// (localenv.FitProviders says what and why) and follows the new pods' logs
+// (the framework's watch followed the old pods).
+func fitProviders(proxy framework.ClusterProxy, logFolder string) {
+	By("Fitting the providers to the local machine: assisted-service Service and CA, hostNetwork for the OpenStack provider")
+	timeout, err := time.ParseDuration(e2eConfig.GetIntervals("default", "wait-deployment")[0].(string))
+	Expect(err).NotTo(HaveOccurred())
+	deps, err := localenv.FitProviders(suiteCtx, proxy.GetClient(), sim.CABundle(), nodeIP, int32(intVariable("E2E_ASSISTED_PORT")), timeout)
+	Expect(err).NotTo(HaveOccurred())
+	for _, d := range deps {
+		framework.WatchDeploymentLogsByName(suiteCtx, framework.WatchDeploymentLogsByNameInput{
+			GetLister: proxy.GetClient(), Cache: proxy.GetCache(suiteCtx), ClientSet: proxy.GetClientSet(), Deployment: d,
+			LogPath: filepath.Join(logFolder, "logs", d.Namespace),
+		})
+	}
+}

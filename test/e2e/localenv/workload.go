@@ -1,0 +1,88 @@
+package localenv
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ocp-capi/ocp-capi/test/envtest"
+)
+
+// WorkloadCluster is a real kube-apiserver (and etcd) on the host that
+// plays an installed OpenShift cluster: the simulator writes its kubeconfig
+// as the admin kubeconfig when the installation completes, creates its
+// ClusterVersion there, and the kubelet stand-in registers the hosts'
+// Nodes. It has every CRD the project knows (config.openshift.io included).
+type WorkloadCluster struct {
+	env *envtest.Environment
+	// HostKubeconfig works on the host (127.0.0.1:<port>).
+	HostKubeconfig []byte
+	// PodKubeconfig works in the management cluster's pods: the node
+	// forwards the port, so the server is https://<node IP>:<port>, and the
+	// certificate (issued for localhost) is checked against "localhost".
+	PodKubeconfig []byte
+	Client        client.Client
+}
+
+// StartWorkloadCluster starts the API server on 127.0.0.1:port; dataDir
+// keeps etcd's data across restarts ("" for a throw-away one).
+func StartWorkloadCluster(port int, nodeIP, dataDir string) (*WorkloadCluster, error) {
+	env, err := envtest.Start(envtest.Options{APIServerPort: port, DataDir: dataDir})
+	if err != nil {
+		return nil, fmt.Errorf("starting the workload API server on 127.0.0.1:%d (is the port free?): %w", port, err)
+	}
+	host, err := env.KubeConfig()
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	cfg, err := clientcmd.Load(host)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + nodeIP + ":" + strconv.Itoa(port)
+		c.TLSServerName = "localhost"
+	}
+	pod, err := clientcmd.Write(*cfg)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &WorkloadCluster{env: env, HostKubeconfig: host, PodKubeconfig: pod, Client: env.Client}, nil
+}
+
+// Stop stops the API server and etcd. An API server that does not stop
+// within envtest's 30 s (clients of the management cluster's pods keep
+// watches open on it) is killed: that is not an error for a throw-away
+// server.
+func (w *WorkloadCluster) Stop() error {
+	if w == nil {
+		return nil
+	}
+	err := w.env.Stop()
+	if err != nil && strings.HasPrefix(err.Error(), "timeout waiting for process") {
+		return nil
+	}
+	return err
+}
+
+// NodesByProviderID maps the workload cluster's Nodes' provider IDs to
+// their names.
+func (w *WorkloadCluster) NodesByProviderID(ctx context.Context) (map[string]string, error) {
+	list := &corev1.NodeList{}
+	if err := w.Client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, n := range list.Items {
+		out[n.Spec.ProviderID] = n.Name
+	}
+	return out, nil
+}
