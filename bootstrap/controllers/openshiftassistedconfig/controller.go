@@ -15,19 +15,15 @@ import (
 	"maps"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/annotations"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -138,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	isPaused, pausedCond := pausedCondition(s.cluster, config)
+	isPaused, pausedCond := conditions.Paused(s.cluster, config, "OpenshiftAssistedConfig")
 	// The finalizer is persisted on its own, before anything else is made,
 	// so that a deletion always finds what to clean up; the rest of this
 	// first visit then goes into one status write.
@@ -214,25 +210,6 @@ func (r *Reconciler) write(ctx context.Context, base, config *bootstrapv1.Opensh
 		r.Configs.Wrote(key, before, config.ResourceVersion)
 	}
 	return false, nil
-}
-
-// pausedCondition is CAPI's Paused condition for the config: True when the
-// Cluster is paused or the config has the paused annotation. It is set
-// with the other conditions, in the same write (CAPI's
-// EnsurePausedCondition would patch it on its own first).
-func pausedCondition(cluster *clusterv1.Cluster, config *bootstrapv1.OpenshiftAssistedConfig) (bool, metav1.Condition) {
-	var why []string
-	if cluster != nil && ptr.Deref(cluster.Spec.Paused, false) {
-		why = append(why, "Cluster spec.paused is set to true")
-	}
-	if annotations.HasPaused(config) {
-		why = append(why, "OpenshiftAssistedConfig has the cluster.x-k8s.io/paused annotation")
-	}
-	if len(why) > 0 {
-		return true, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionTrue,
-			Reason: clusterv1.PausedReason, Message: strings.Join(why, ", ")}
-	}
-	return false, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotPausedReason}
 }
 
 // scope is what one reconcile works on. machine and cluster are nil when

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +26,6 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/annotations"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -111,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	isPaused, pausedCond := pausedCondition(s.cluster, oacp)
+	isPaused, pausedCond := conditions.Paused(s.cluster, oacp, "OpenshiftAssistedControlPlane")
 	// The finalizer is persisted on its own, before anything is created, so
 	// that a deletion always finds what to clean up.
 	if !isPaused && oacp.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(oacp, controlplanev1.ControlPlaneFinalizer) {
@@ -172,24 +170,6 @@ func (r *Reconciler) write(ctx context.Context, base, oacp *controlplanev1.Opens
 		r.Tracker.Wrote(key, before, oacp.ResourceVersion)
 	}
 	return nil
-}
-
-// pausedCondition is CAPI's Paused condition: True when the Cluster is
-// paused or the control plane has the paused annotation. It is written with
-// the other conditions, in the same patch.
-func pausedCondition(cluster *clusterv1.Cluster, oacp *controlplanev1.OpenshiftAssistedControlPlane) (bool, metav1.Condition) {
-	var why []string
-	if cluster != nil && ptr.Deref(cluster.Spec.Paused, false) {
-		why = append(why, "Cluster spec.paused is set to true")
-	}
-	if annotations.HasPaused(oacp) {
-		why = append(why, "OpenshiftAssistedControlPlane has the cluster.x-k8s.io/paused annotation")
-	}
-	if len(why) > 0 {
-		return true, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionTrue,
-			Reason: clusterv1.PausedReason, Message: strings.Join(why, ", ")}
-	}
-	return false, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotPausedReason}
 }
 
 // scope is what one reconcile works on. cluster is nil while the Cluster
