@@ -119,9 +119,15 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	next, info := state, ""
 	masters, workers, approved := count(agents)
 	want := aci.Spec.ProvisionRequirements
+	// A ClusterDeployment that is installed before any installation ran
+	// here is an imported cluster (installed elsewhere): assisted-service
+	// takes it as a day-2 cluster, installed and open for more hosts.
+	imported := cd.Spec.Installed && (state == "" || state == StateInsufficient || state == StateReady)
 	switch {
 	case failure != "":
 		next, info = StateError, failure
+	case imported:
+		next = StateAddingHosts
 	case state != "" && state == hold:
 	case state == "" || state == StateInsufficient:
 		next = StateInsufficient
@@ -142,14 +148,14 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if next == StateAddingHosts && state != StateAddingHosts {
+	if next == StateAddingHosts && state != StateAddingHosts && !imported {
 		// The installed cluster, with its ClusterVersion, exists before
 		// its admin kubeconfig is published.
 		version, err := r.s.installVersion(ctx, aci)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.s.ensureClusterVersion(ctx, client.ObjectKeyFromObject(cd), req.NamespacedName, version); err != nil {
+		if err := r.s.ensureInstalledCluster(ctx, client.ObjectKeyFromObject(cd), version); err != nil {
 			return ctrl.Result{}, fmt.Errorf("creating the workload cluster's ClusterVersion: %w", err)
 		}
 		if err := r.complete(ctx, aci, cd); err != nil {
@@ -311,9 +317,10 @@ func (r *installReconciler) complete(ctx context.Context, aci *hiveextv1beta1.Ag
 			return err
 		}
 	}
+	clusterID, infraID := identity(client.ObjectKeyFromObject(cd))
 	meta := &hivev1.ClusterMetadata{
-		ClusterID:                uuid5("cluster/" + string(cd.UID)),
-		InfraID:                  fmt.Sprintf("%s-%s", cd.Spec.ClusterName, uuid5("infra/" + string(cd.UID))[:5]),
+		ClusterID:                clusterID,
+		InfraID:                  infraID,
 		AdminKubeconfigSecretRef: corev1.LocalObjectReference{Name: kubeconfigName},
 		AdminPasswordSecretRef:   &corev1.LocalObjectReference{Name: passwordName},
 	}

@@ -104,11 +104,11 @@ func (s *Simulator) SetWorkload(ctx context.Context, cd types.NamespacedName, ku
 		return err
 	}
 	// An installation that completed before: its cluster exists already.
-	aciKey, version, done, err := s.completedInstall(ctx, cd)
+	_, version, done, err := s.completedInstall(ctx, cd)
 	if err != nil || !done {
 		return err
 	}
-	return s.ensureClusterVersion(ctx, cd, aciKey, version)
+	return s.ensureInstalledCluster(ctx, cd, version)
 }
 
 // HoldUpgrade keeps the update that cd's workload cluster applies in
@@ -206,9 +206,12 @@ func VersionOfImage(image string) string {
 	return archSuffix.ReplaceAllString(image[i+1:], "")
 }
 
-// ensureClusterVersion creates the workload cluster's ClusterVersion at the
-// installed version, as the installation leaves it.
-func (s *Simulator) ensureClusterVersion(ctx context.Context, cd, aciKey types.NamespacedName, version string) error {
+// ensureInstalledCluster creates what the installation leaves in the
+// workload cluster that the providers read: the ClusterVersion at the
+// installed version (cluster ID included) and the Infrastructure with the
+// infrastructure ID, both the ones the ClusterDeployment's clusterMetadata
+// names (identity).
+func (s *Simulator) ensureInstalledCluster(ctx context.Context, cd types.NamespacedName, version string) error {
 	w := s.workload(cd)
 	if w == nil {
 		return nil
@@ -216,6 +219,10 @@ func (s *Simulator) ensureClusterVersion(ctx context.Context, cd, aciKey types.N
 	c, err := client.New(w.cluster.GetConfig(), client.Options{Scheme: w.cluster.GetScheme()})
 	if err != nil {
 		return err
+	}
+	clusterID, infraID := identity(cd)
+	if err := ensureInfrastructure(ctx, c, infraID); err != nil {
+		return fmt.Errorf("creating the workload cluster's Infrastructure: %w", err)
 	}
 	cv := &configv1.ClusterVersion{}
 	err = c.Get(ctx, types.NamespacedName{Name: "version"}, cv)
@@ -228,7 +235,7 @@ func (s *Simulator) ensureClusterVersion(ctx context.Context, cd, aciKey types.N
 	image := imageOf(version)
 	cv = &configv1.ClusterVersion{
 		ObjectMeta: metav1.ObjectMeta{Name: "version"},
-		Spec:       configv1.ClusterVersionSpec{ClusterID: configv1.ClusterID(uuid5("cluster/" + aciKey.String())), Channel: "stable-" + minorOf(version)},
+		Spec:       configv1.ClusterVersionSpec{ClusterID: configv1.ClusterID(clusterID), Channel: "stable-" + minorOf(version)},
 	}
 	if err := c.Create(ctx, cv); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
@@ -247,6 +254,36 @@ func (s *Simulator) ensureClusterVersion(ctx context.Context, cd, aciKey types.N
 		},
 	}
 	return c.Status().Update(ctx, cv)
+}
+
+// ensureInfrastructure creates Infrastructure cluster with the
+// infrastructure ID, as the installer leaves it (platform None: the agent
+// platform's).
+func ensureInfrastructure(ctx context.Context, c client.Client, infraID string) error {
+	infra := &configv1.Infrastructure{}
+	switch err := c.Get(ctx, types.NamespacedName{Name: "cluster"}, infra); {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	infra = &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	if err := c.Create(ctx, infra); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	infra.Status = configv1.InfrastructureStatus{
+		InfrastructureName: infraID, Platform: configv1.NonePlatformType,
+		PlatformStatus:       &configv1.PlatformStatus{Type: configv1.NonePlatformType},
+		ControlPlaneTopology: configv1.HighlyAvailableTopologyMode, InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
+	}
+	return c.Status().Update(ctx, infra)
+}
+
+// identity is the cluster ID and infrastructure ID of the cluster that
+// ClusterDeployment cd installs: the same in the ClusterDeployment's
+// clusterMetadata and in the workload cluster.
+func identity(cd types.NamespacedName) (clusterID, infraID string) {
+	return uuid5("cluster/" + cd.String()), fmt.Sprintf("%s-%s", cd.Name, uuid5("infra/" + cd.String())[:5])
 }
 
 func imageOf(version string) string {

@@ -35,7 +35,8 @@ var (
 	releaseDir       = flag.String("e2e.release-dir", "../../out", "the local release (make release): replaces ${RELEASE_DIR} in the configuration")
 	artifactFolder   = flag.String("e2e.artifacts-folder", "../../_artifacts/e2e", "where logs, clusterctl repository and describe output go")
 	mgmtKubeconfig   = flag.String("e2e.mgmt-kubeconfig", "../../.mgmt/kubeconfig", "kubeconfig of the management cluster (mgmt up --size node)")
-	mgmt2Kubeconfig  = flag.String("e2e.mgmt2-kubeconfig", "", "kubeconfig of a second management cluster, the target of clusterctl move (empty: the move suite fails saying so)")
+	mgmt2Kubeconfig  = flag.String("e2e.mgmt2-kubeconfig", "", "kubeconfig of the Helm suite's management cluster (empty: the Helm suite fails saying so)")
+	mgmt3Kubeconfig  = flag.String("e2e.mgmt3-kubeconfig", "", "kubeconfig of the management cluster that the move suite moves its cluster to (empty: the move suite fails saying so)")
 	cloudsYAML       = flag.String("e2e.clouds-yaml", "/etc/openstack/clouds.yaml", "clouds.yaml of the local OpenStack (hack/openstack/up.sh)")
 	clusterctlBin    = flag.String("e2e.clusterctl", "../../bin/clusterctl", "the clusterctl binary, for `clusterctl describe cluster` while a suite runs")
 	describeInterval = flag.Duration("e2e.describe-interval", 30*time.Second, "how often a running suite logs `clusterctl describe cluster`")
@@ -109,7 +110,7 @@ var _ = BeforeSuite(func() {
 	sim, err = localenv.StartSimulator(simCtx, mgmt.GetRESTConfig(), mgmt.GetScheme(), intVariable("E2E_ASSISTED_PORT"), time.Second)
 	Expect(err).NotTo(HaveOccurred())
 
-	fitProviders(mgmt, mgmtLogs)
+	fitProviders(mgmt, mgmtLogs, sim, nodeIP, intVariable("E2E_ASSISTED_PORT"))
 })
 
 var _ = AfterSuite(func() {
@@ -219,14 +220,15 @@ func initProviders(proxy framework.ClusterProxy, logFolder string) {
 	Expect(proxy.CreateOrUpdate(suiteCtx, data)).To(Succeed())
 }
 
-// fitProviders fits the installed providers to this machine
-// (localenv.FitProviders says what and why) and follows the new pods' logs
-// (the framework's watch followed the old pods).
-func fitProviders(proxy framework.ClusterProxy, logFolder string) {
-	By("Fitting the providers to the local machine: assisted-service Service and CA, hostNetwork for the OpenStack provider")
+// fitProviders fits the providers installed on proxy's cluster to this
+// machine, for the simulator s listening on assistedPort and that cluster's
+// node address (localenv.FitProviders says what and why), and follows the
+// new pods' logs (the framework's watch followed the old pods).
+func fitProviders(proxy framework.ClusterProxy, logFolder string, s *localenv.Simulator, ip string, assistedPort int) {
+	By("Fitting the providers on " + proxy.GetName() + " to the local machine: assisted-service and workload-api Services, the simulator's CA, hostNetwork for the OpenStack provider")
 	timeout, err := time.ParseDuration(e2eConfig.GetIntervals("default", "wait-deployment")[0].(string))
 	Expect(err).NotTo(HaveOccurred())
-	deps, err := localenv.FitProviders(suiteCtx, proxy.GetClient(), sim.CABundle(), nodeIP, int32(intVariable("E2E_ASSISTED_PORT")), timeout)
+	deps, err := localenv.FitProviders(suiteCtx, proxy.GetClient(), s.CABundle(), ip, int32(assistedPort), int32(intVariable("E2E_WORKLOAD_API_PORT")), timeout)
 	Expect(err).NotTo(HaveOccurred())
 	for _, d := range deps {
 		framework.WatchDeploymentLogsByName(suiteCtx, framework.WatchDeploymentLogsByNameInput{

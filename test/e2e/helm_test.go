@@ -86,11 +86,11 @@ var _ = Describe("Quick start with the providers installed by Helm", func() {
 		})
 		timeout, err := time.ParseDuration(e2eConfig.GetIntervals("default", "wait-deployment")[0].(string))
 		Expect(err).NotTo(HaveOccurred())
-		_, err = localenv.FitProviders(ctx, c, sim2.CABundle(), ip, int32(intVariable("E2E_ASSISTED_PORT_2")), timeout)
+		_, err = localenv.FitProviders(ctx, c, sim2.CABundle(), ip, int32(intVariable("E2E_ASSISTED_PORT_2")), int32(intVariable("E2E_WORKLOAD_API_PORT")), timeout)
 		Expect(err).NotTo(HaveOccurred())
 
 		quickStart(ctx, quickStartInput{
-			Proxy: proxy, Sim: sim2, NodeIP: ip, Prefix: "helm", Flavor: "openstack-agent",
+			Proxy: proxy, Sim: sim2, Prefix: "helm", Flavor: "openstack-agent",
 			ControlPlaneCount: 3, WorkerCount: 2,
 		})
 

@@ -42,7 +42,7 @@ var _ = Describe("Quick start, metal3-agent flavor (live ISO)", func() {
 		c := mgmt.GetClient()
 
 		By("Starting the API server that plays the workload cluster")
-		wl, err := localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), nodeIP, "")
+		wl, err := localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), "")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(wl.Stop()).To(Succeed()) })
 		Expect(sim.SetWorkload(ctx, types.NamespacedName{Namespace: name, Name: name}, wl)).To(Succeed())

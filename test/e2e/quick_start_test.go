@@ -34,7 +34,6 @@ var _ = Describe("Quick start, openstack-agent flavor", func() {
 		quickStart(suiteCtx, quickStartInput{
 			Proxy:             mgmt,
 			Sim:               sim,
-			NodeIP:            nodeIP,
 			Prefix:            "qs",
 			Flavor:            "openstack-agent",
 			ControlPlaneCount: 3,
@@ -45,24 +44,26 @@ var _ = Describe("Quick start, openstack-agent flavor", func() {
 
 type quickStartInput struct {
 	Proxy framework.ClusterProxy
-	// Sim plays assisted-service for Proxy's cluster; NodeIP is that
-	// cluster's node address.
+	// Sim plays assisted-service for Proxy's cluster.
 	Sim               *localenv.Simulator
-	NodeIP            string
 	Prefix, Flavor    string
 	ControlPlaneCount int64
 	WorkerCount       int64
 	// AfterAvailable, when set, runs with the cluster Available, before
-	// it is deleted (the move suite moves it there).
+	// it is deleted (the move suite moves it there, and points Proxy at
+	// the target: the deletion and its checks use quickStartCluster.Proxy).
 	AfterAvailable func(ctx context.Context, c *quickStartCluster)
 }
 
 // quickStartCluster is what a running quick start knows.
 type quickStartCluster struct {
 	Namespace, Name string
-	Proxy           framework.ClusterProxy
-	Workload        *localenv.WorkloadCluster
-	OpenStack       *localenv.OpenStack
+	// LogFolder is the cluster's artifacts folder.
+	LogFolder string
+	// Proxy is the management cluster that holds the cluster's objects.
+	Proxy     framework.ClusterProxy
+	Workload  *localenv.WorkloadCluster
+	OpenStack *localenv.OpenStack
 	// Recorded are the cluster's OpenStack resources once it is Available.
 	Recorded map[string]localenv.OSResource
 }
@@ -75,7 +76,7 @@ type quickStartCluster struct {
 func quickStart(ctx context.Context, in quickStartInput) {
 	name := in.Prefix + "-" + util.RandomString(6)
 	logFolder := filepath.Join(*artifactFolder, "clusters", name)
-	qs := &quickStartCluster{Namespace: name, Name: name, Proxy: in.Proxy}
+	qs := &quickStartCluster{Namespace: name, Name: name, LogFolder: logFolder, Proxy: in.Proxy}
 	cdKey := types.NamespacedName{Namespace: name, Name: name} // the control plane names the ClusterDeployment after the cluster
 
 	By("Connecting to the local OpenStack")
@@ -88,7 +89,7 @@ func quickStart(ctx context.Context, in quickStartInput) {
 	Expect(localenv.ClusterResources(before, name, nil)).To(BeEmpty(), "OpenStack resources of a cluster named %s exist before it does", name)
 
 	By("Starting the API server that plays the workload cluster")
-	qs.Workload, err = localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), in.NodeIP, "")
+	qs.Workload, err = localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), "")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(qs.Workload.Stop()).To(Succeed()) })
 	Expect(in.Sim.SetWorkload(ctx, cdKey, qs.Workload)).To(Succeed())
@@ -121,20 +122,7 @@ func quickStart(ctx context.Context, in quickStartInput) {
 	Eventually(func() error { return in.Proxy.CreateOrUpdate(ctx, manifest) }, time.Minute, 5*time.Second).Should(Succeed())
 
 	// Log `clusterctl describe cluster` while the cluster comes up.
-	describeCtx, stopDescribe := context.WithCancel(ctx)
-	go func() {
-		defer GinkgoRecover()
-		t := time.NewTicker(*describeInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-describeCtx.Done():
-				return
-			case <-t.C:
-				logDescribe(describeCtx, in.Proxy, logFolder, name)
-			}
-		}
-	}()
+	stopDescribe := describeEvery(ctx, in.Proxy, logFolder, name)
 	defer stopDescribe()
 
 	c := in.Proxy.GetClient()
@@ -235,6 +223,26 @@ func expectNoOpenStackLeftovers(ctx context.Context, o *localenv.OpenStack, clus
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(localenv.ClusterResources(all, cluster, recorded)).To(BeEmpty(), "OpenStack resources left by cluster %s", cluster)
 	}, e2eConfig.GetIntervals("default", "wait-openstack-clean")...).Should(Succeed())
+}
+
+// describeEvery logs `clusterctl describe cluster` every
+// -e2e.describe-interval until the returned function is called.
+func describeEvery(ctx context.Context, proxy framework.ClusterProxy, logFolder, name string) context.CancelFunc {
+	describeCtx, stop := context.WithCancel(ctx)
+	go func() {
+		defer GinkgoRecover()
+		t := time.NewTicker(*describeInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-describeCtx.Done():
+				return
+			case <-t.C:
+				logDescribe(describeCtx, proxy, logFolder, name)
+			}
+		}
+	}()
+	return stop
 }
 
 // logDescribe runs `clusterctl describe cluster` (the binary users run)

@@ -73,6 +73,11 @@ const (
 	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
 	// WaitingForAgentReason: no Agent has registered from the machine yet.
 	WaitingForAgentReason = "WaitingForAgent"
+	// NodeJoinedReason: the config has no Agent on this management cluster
+	// but its Machine has a Node: the host was installed, under this or
+	// another management cluster (clusterctl move does not carry Agents,
+	// which belong to the assisted-service that installed the host).
+	NodeJoinedReason = "NodeJoined"
 )
 
 // Reasons shared by several conditions.

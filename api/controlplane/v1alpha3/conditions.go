@@ -55,6 +55,13 @@ const (
 	// InstallationFailedReason: the AgentClusterInstall is in state error
 	// (or cancelled); the message is assisted-service's.
 	InstallationFailedReason = "InstallationFailed"
+	// ImportingClusterReason: the cluster was installed under another
+	// management cluster (clusterctl move, or a restore): its
+	// <cluster>-kubeconfig exists but no ClusterDeployment does, and the
+	// control plane imports it into this management cluster's
+	// assisted-service (a ClusterDeployment with installed: true). The
+	// message says what the import waits for.
+	ImportingClusterReason = "ImportingCluster"
 )
 
 // Reasons of KubeconfigAvailable.

@@ -30,6 +30,19 @@ func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1be
 	if ref := config.Status.InfraEnvRef; ref != nil {
 		infraEnv = "InfraEnv " + ref.Name
 	}
+	// A Machine with a Node needs no Agent any more; after clusterctl move
+	// there is none here (Agents stay with the assisted-service that
+	// installed the host).
+	joined := s.machine != nil && s.machine.Status.NodeRef.IsDefined()
+	nodeJoined := func() {
+		conditions.MarkTrue(config, bootstrapv1.AgentApprovedCondition,
+			fmt.Sprintf("Machine %s has Node %s; no Agent of it is on this management cluster", s.machine.Name, s.machine.Status.NodeRef.Name),
+			bootstrapv1.NodeJoinedReason)
+	}
+	if config.Status.AgentRef == nil && joined {
+		nodeJoined()
+		return nil
+	}
 	if config.Status.AgentRef == nil {
 		conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
 			fmt.Sprintf("waiting for the host to boot from %s and register an Agent", infraEnv))
@@ -39,6 +52,10 @@ func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1be
 	agent := &aiv1beta1.Agent{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: config.Namespace, Name: name}, agent); err != nil {
 		if apierrors.IsNotFound(err) {
+			if joined {
+				nodeJoined()
+				return nil
+			}
 			conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
 				fmt.Sprintf("Agent %s is gone; waiting for the host to register again from %s", name, infraEnv))
 			return nil

@@ -60,6 +60,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		// The machine has its bootstrap data; what is left is its Agent.
 		return ctrl.Result{}, r.reportAgent(ctx, s, aci)
 	}
+	if recovered, err := r.recoverDataSecret(ctx, s); err != nil || recovered {
+		if err != nil {
+			conditions.MarkFalse(config, bootstrapv1.DataSecretAvailableCondition, bootstrapv1.CreatingSecretFailedReason, err.Error())
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.reportAgent(ctx, s, aci)
+	}
 	conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForBootstrapDataReason,
 		"the machine boots once its bootstrap data exists")
 

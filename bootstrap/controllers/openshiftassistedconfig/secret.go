@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
 )
 
 // secretExists tells whether the config's bootstrap data Secret exists. A
@@ -61,4 +62,27 @@ func (r *Reconciler) createSecret(ctx context.Context, s *scope, data []byte, mo
 		return false, err
 	}
 	return err == nil, err
+}
+
+// recoverDataSecret rebuilds the status of a config that lost it while its
+// Machine already boots from the config's Secret: clusterctl move (or a
+// restore from backup) carries spec and Secrets, not status. The host has
+// booted from that data, so neither an InfraEnv nor a new fetch is wanted;
+// CABPK recovers the same way. It reports whether it did.
+func (r *Reconciler) recoverDataSecret(ctx context.Context, s *scope) (bool, error) {
+	config := s.config
+	name := s.machine.Spec.Bootstrap.DataSecretName
+	if name == nil || *name != config.Name {
+		return false, nil
+	}
+	exists, err := r.secretExists(ctx, config)
+	if err != nil || !exists {
+		return false, err
+	}
+	config.Status.DataSecretName = config.Name
+	config.Status.Initialization.DataSecretCreated = ptr.To(true)
+	conditions.MarkTrue(config, bootstrapv1.DataSecretAvailableCondition,
+		fmt.Sprintf("Secret %s holds the bootstrap data, which Machine %s already uses (status rebuilt, e.g. after clusterctl move)",
+			config.Name, s.machine.Name), bootstrapv1.DataSecretAvailableReason)
+	return true, nil
 }

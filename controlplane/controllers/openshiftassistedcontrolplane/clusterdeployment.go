@@ -58,6 +58,11 @@ func (r *Reconciler) reconcileClusterObjects(ctx context.Context, s *scope) (*in
 			conditions.MarkFalse(oacp, controlplanev1.AvailableCondition, controlplanev1.InstallationNotStartedReason, c.msg)
 			return nil, ctrl.Result{}, nil
 		}
+		var p *importPending
+		if errors.As(err, &p) {
+			conditions.MarkFalse(oacp, controlplanev1.AvailableCondition, controlplanev1.ImportingClusterReason, p.msg)
+			return nil, ctrl.Result{RequeueAfter: importRetry}, nil
+		}
 		conditions.MarkFalse(oacp, controlplanev1.AvailableCondition, controlplanev1.InstallationNotStartedReason, err.Error())
 		return nil, ctrl.Result{}, err
 	}
@@ -148,6 +153,19 @@ func (r *Reconciler) ensureClusterDeployment(ctx context.Context, s *scope, pull
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(oacp), cd)
 	switch {
 	case apierrors.IsNotFound(err):
+		// An installed cluster without a ClusterDeployment came from
+		// another management cluster: import it (import.go).
+		kubeconfig, err := r.installedKubeconfig(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if kubeconfig != nil {
+			meta, err := r.importMetadata(ctx, s, kubeconfig)
+			if err != nil {
+				return nil, err
+			}
+			desired.Installed, desired.ClusterMetadata = true, meta
+		}
 		cd = &hivev1.ClusterDeployment{
 			ObjectMeta: metav1.ObjectMeta{Name: oacp.Name, Namespace: oacp.Namespace, Labels: s.labels(),
 				OwnerReferences: []metav1.OwnerReference{s.ownerRef()}},
@@ -158,6 +176,13 @@ func (r *Reconciler) ensureClusterDeployment(ctx context.Context, s *scope, pull
 				return nil, fmt.Errorf("ClusterDeployment %s appeared meanwhile: %w", cd.Name, err)
 			}
 			return nil, fmt.Errorf("creating ClusterDeployment %s: %w", cd.Name, err)
+		}
+		if desired.Installed {
+			r.event(oacp, cd, "ClusterImported", "Import",
+				"Imported the installed cluster (cluster ID %s, infrastructure ID %s) into this management cluster's assisted-service: "+
+					"ClusterDeployment %s with installed: true; no host is installed again", desired.ClusterMetadata.ClusterID,
+				desired.ClusterMetadata.InfraID, cd.Name)
+			return cd, nil
 		}
 		r.event(oacp, cd, "ClusterDeploymentCreated", "Create", "Created ClusterDeployment %s", cd.Name)
 		return cd, nil

@@ -95,8 +95,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, oacp); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Workload.Forget(req.NamespacedName)
+			return ctrl.Result{}, r.deleteOrphanImageSet(ctx, req.NamespacedName)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	// Mapped events bypass the For predicate; keep to --watch-filter.
 	if r.WatchFilterValue != "" && oacp.Labels[clusterv1.WatchLabel] != r.WatchFilterValue {

@@ -145,3 +145,35 @@ func (r *Reconciler) workerMachines(ctx context.Context, s *scope) ([]string, er
 	}
 	return out, nil
 }
+
+// deleteOrphanImageSet deletes the ClusterImageSet of a control plane that
+// is gone without having run its deletion: clusterctl move removes the
+// finalizer before deleting the source's objects, and the garbage
+// collector cannot collect a cluster-scoped object for a namespaced owner.
+// The control plane's absence is confirmed uncached first, so that a cache
+// that has not seen a new control plane yet cannot cost it its image set.
+func (r *Reconciler) deleteOrphanImageSet(ctx context.Context, key types.NamespacedName) error {
+	is := &hivev1.ClusterImageSet{}
+	name := clusterinstall.ClusterImageSetName(key.Namespace, key.Name)
+	switch err := r.Client.Get(ctx, types.NamespacedName{Name: name}, is); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if is.Annotations[controlplanev1.OwnerAnnotation] != key.String() || !is.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	switch err := r.APIReader.Get(ctx, key, &controlplanev1.OpenshiftAssistedControlPlane{}); {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	if err := r.Client.Delete(ctx, is); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting ClusterImageSet %s of the deleted control plane %s: %w", name, key, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted the ClusterImageSet of a control plane that went without its deletion (clusterctl move)",
+		"clusterImageSet", name, "controlPlane", key.String())
+	return nil
+}

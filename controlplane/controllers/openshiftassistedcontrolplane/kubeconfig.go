@@ -15,7 +15,6 @@ import (
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
-	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
 // Keys of the kubeconfig Secrets.
@@ -34,10 +33,16 @@ func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig
 // kubeconfig the AgentClusterInstall publishes: created once it exists,
 // rewritten whenever it changes (the reference copies it once). It reports
 // whether <cluster>-kubeconfig is up to date, and its content.
-func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, aci *hiveextv1beta1.AgentClusterInstall) ([]byte, error) {
-	oacp := s.oacp
+func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, inst *installation) ([]byte, error) {
+	oacp, aci := s.oacp, inst.aci
 	var source string
 	if m := aci.Spec.ClusterMetadata; m != nil {
+		source = m.AdminKubeconfigSecretRef.Name
+	}
+	// An imported cluster's metadata is on the ClusterDeployment; whether
+	// assisted-service copies it to the AgentClusterInstall is not
+	// promised.
+	if m := inst.cd.Spec.ClusterMetadata; source == "" && inst.cd.Spec.Installed && m != nil {
 		source = m.AdminKubeconfigSecretRef.Name
 	}
 	if source == "" {
@@ -51,7 +56,7 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, aci *hiv
 	}
 	if src == nil {
 		conditions.MarkFalse(oacp, controlplanev1.KubeconfigAvailableCondition, controlplanev1.KubeconfigUnavailableReason,
-			fmt.Sprintf("waiting for Secret %s, which AgentClusterInstall %s names as the admin kubeconfig", source, aci.Name))
+			fmt.Sprintf("waiting for Secret %s, which AgentClusterInstall %s or its ClusterDeployment names as the admin kubeconfig", source, aci.Name))
 		return nil, nil
 	}
 	data := src.Data[adminKubeconfigKey]

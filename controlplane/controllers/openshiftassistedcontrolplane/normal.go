@@ -32,7 +32,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		setKubernetesVersion(oacp, "")
 		return res, err
 	}
-	kubeconfig, err := r.reconcileKubeconfig(ctx, s, inst.aci)
+	kubeconfig, err := r.reconcileKubeconfig(ctx, s, inst)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -181,8 +181,8 @@ func (s *Simulator) Wait() error { return <-s.done }
 // SetWorkload makes w play the installed cluster of the ClusterDeployment
 // cd (the control plane names it after the Cluster): the simulator watches
 // it through the host's address, the admin kubeconfig that the providers
-// and CAPI core read from pods names the node's forward, and the hosts of
-// cd's namespace register their Nodes there.
+// and CAPI core read from pods names the Service that FitProviders makes,
+// and the hosts of cd's namespace register their Nodes there.
 func (s *Simulator) SetWorkload(ctx context.Context, cd client.ObjectKey, w *WorkloadCluster) error {
 	if err := s.Simulator.SetWorkload(ctx, cd, w.HostKubeconfig); err != nil {
 		return err
@@ -205,34 +205,27 @@ func (s *Simulator) SetWorkload(ctx context.Context, cd client.ObjectKey, w *Wor
 //     clusterctl variable OCP_CAPI_BOOTSTRAP_ASSISTED_SERVICE_URL), and the
 //     simulator's CA is mounted and passed with --assisted-ca-bundle (a real
 //     assisted-service with a private CA needs the same flag);
+//   - the workload API server (StartWorkloadCluster) listens on the host's
+//     loopback too: the Service WorkloadServiceName in
+//     WorkloadServiceNamespace points at the node's forward of workloadPort,
+//     so that the workload kubeconfig names a Service that every management
+//     cluster has, and still works after `clusterctl move`;
 //   - the local OpenStack's catalog names 127.0.0.1 endpoints, which a pod
 //     reaches only in the node's network namespace, so the infrastructure
 //     manager runs with hostNetwork.
 //
 // It waits until the changed Deployments run their new pods, and returns
 // them.
-func FitProviders(ctx context.Context, c client.Client, caBundle []byte, nodeIP string, assistedPort int32, timeout time.Duration) ([]*appsv1.Deployment, error) {
+func FitProviders(ctx context.Context, c client.Client, caBundle []byte, nodeIP string, assistedPort, workloadPort int32, timeout time.Duration) ([]*appsv1.Deployment, error) {
 	objs := []client.Object{
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: "assisted-service-ca", Namespace: BootstrapNamespace},
 			Data:       map[string]string{"ca.crt": string(caBundle)},
 		},
-		&corev1.Service{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: metav1.ObjectMeta{Name: "assisted-service", Namespace: BootstrapNamespace},
-			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443,
-				TargetPort: intstr.FromInt32(assistedPort), Protocol: corev1.ProtocolTCP}}},
-		},
-		&discoveryv1.EndpointSlice{
-			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
-			ObjectMeta: metav1.ObjectMeta{Name: "assisted-service-host", Namespace: BootstrapNamespace,
-				Labels: map[string]string{discoveryv1.LabelServiceName: "assisted-service", discoveryv1.LabelManagedBy: "ocp-capi-localenv"}},
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{nodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(assistedPort), Protocol: ptr.To(corev1.ProtocolTCP)}},
-		},
 	}
+	objs = append(objs, hostService(BootstrapNamespace, "assisted-service", nodeIP, 443, assistedPort)...)
+	objs = append(objs, hostService(WorkloadServiceNamespace, WorkloadServiceName, nodeIP, workloadPort, workloadPort)...)
 	for _, obj := range objs {
 		if err := serverSideApply(ctx, c, obj); err != nil {
 			return nil, fmt.Errorf("%T %s: %w", obj, obj.GetName(), err)
@@ -275,6 +268,28 @@ func FitProviders(ctx context.Context, c client.Client, caBundle []byte, nodeIP 
 		}
 	}
 	return deps, nil
+}
+
+// hostService is a selector-less Service namespace/name on port whose one
+// endpoint is the node's forward of a host port (nodeIP:hostPort): pods
+// reach a server of the test process through it.
+func hostService(namespace, name, nodeIP string, port, hostPort int32) []client.Object {
+	return []client.Object{
+		&corev1.Service{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: port,
+				TargetPort: intstr.FromInt32(hostPort), Protocol: corev1.ProtocolTCP}}},
+		},
+		&discoveryv1.EndpointSlice{
+			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-host", Namespace: namespace,
+				Labels: map[string]string{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "ocp-capi-localenv"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{nodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(hostPort), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		},
+	}
 }
 
 // patchDeployment changes the pod template of the one controller Deployment

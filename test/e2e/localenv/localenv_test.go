@@ -2,9 +2,16 @@ package localenv
 
 import (
 	"encoding/base64"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 func TestKubeletProviderID(t *testing.T) {
@@ -69,4 +76,81 @@ func TestClusterResources(t *testing.T) {
 	g.Expect(left).To(HaveLen(1))
 	g.Expect(left[0].ID).To(Equal("p1"))
 	g.Expect(Kinds(got)).To(HaveKeyWithValue("port", 2))
+}
+
+// The pods' workload kubeconfig names the Service that FitProviders makes in
+// every management cluster (so that it survives clusterctl move), on the
+// port whose endpoint is the node's forward of the workload API server.
+func TestPodKubeconfigNamesTheWorkloadService(t *testing.T) {
+	g := NewWithT(t)
+	const port, nodeIP = 16443, "172.30.15.2"
+	host := clientcmdapi.NewConfig()
+	host.Clusters["envtest"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:16443", CertificateAuthorityData: []byte("ca")}
+	host.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: "secret"}
+	host.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	host.CurrentContext = "envtest"
+	hostData, err := clientcmd.Write(*host)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	podData, err := podKubeconfig(hostData, port)
+	g.Expect(err).NotTo(HaveOccurred())
+	pod, err := clientcmd.Load(podData)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pod.Clusters).To(HaveLen(1))
+	cl := pod.Clusters["envtest"]
+	g.Expect(cl).NotTo(BeNil())
+	g.Expect(cl.TLSServerName).To(Equal("localhost"), "the envtest certificate names localhost")
+	g.Expect(cl.CertificateAuthorityData).To(Equal([]byte("ca")))
+	g.Expect(pod.AuthInfos["admin"].Token).To(Equal("secret"))
+	g.Expect(pod.CurrentContext).To(Equal("envtest"))
+
+	u, err := url.Parse(cl.Server)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u.Scheme).To(Equal("https"))
+	g.Expect(u.Hostname()).To(Equal("workload-api.default.svc.cluster.local"))
+	g.Expect(u.Port()).To(Equal(strconv.Itoa(port)))
+	g.Expect(cl.Server).NotTo(ContainSubstring(nodeIP))
+
+	// The Service FitProviders applies is the one the URL names.
+	labels := strings.Split(u.Hostname(), ".")
+	var svc *corev1.Service
+	var slice *discoveryv1.EndpointSlice
+	for _, o := range hostService(WorkloadServiceNamespace, WorkloadServiceName, nodeIP, port, port) {
+		switch o := o.(type) {
+		case *corev1.Service:
+			svc = o
+		case *discoveryv1.EndpointSlice:
+			slice = o
+		}
+	}
+	g.Expect(svc).NotTo(BeNil())
+	g.Expect(slice).NotTo(BeNil())
+	g.Expect(svc.Name).To(Equal(labels[0]))
+	g.Expect(svc.Namespace).To(Equal(labels[1]))
+	g.Expect(svc.Spec.Selector).To(BeEmpty(), "the endpoint is the node, not pods")
+	g.Expect(svc.Spec.Ports).To(HaveLen(1))
+	g.Expect(strconv.Itoa(int(svc.Spec.Ports[0].Port))).To(Equal(u.Port()))
+	g.Expect(svc.Spec.Ports[0].TargetPort.IntValue()).To(Equal(port))
+	g.Expect(slice.Namespace).To(Equal(svc.Namespace))
+	g.Expect(slice.Labels).To(HaveKeyWithValue(discoveryv1.LabelServiceName, svc.Name))
+	g.Expect(slice.Endpoints).To(HaveLen(1))
+	g.Expect(slice.Endpoints[0].Addresses).To(ConsistOf(nodeIP))
+	g.Expect(slice.Ports).To(HaveLen(1))
+	g.Expect(*slice.Ports[0].Port).To(BeEquivalentTo(port))
+	g.Expect(*slice.Ports[0].Name).To(Equal(svc.Spec.Ports[0].Name), "the slice's port must match the Service's port by name")
+}
+
+// The assisted-service Service keeps its shape: port 443 (the URL the
+// bootstrap provider is given has no port) to the simulator's host port.
+func TestAssistedServiceShape(t *testing.T) {
+	g := NewWithT(t)
+	objs := hostService(BootstrapNamespace, "assisted-service", "172.30.12.2", 443, 16444)
+	g.Expect(objs).To(HaveLen(2))
+	svc := objs[0].(*corev1.Service)
+	slice := objs[1].(*discoveryv1.EndpointSlice)
+	g.Expect(svc.Namespace).To(Equal(BootstrapNamespace))
+	g.Expect(svc.Spec.Ports[0].Port).To(BeEquivalentTo(443))
+	g.Expect(svc.Spec.Ports[0].TargetPort.IntValue()).To(Equal(16444))
+	g.Expect(slice.Name).To(Equal("assisted-service-host"))
+	g.Expect(*slice.Ports[0].Port).To(BeEquivalentTo(16444))
 }

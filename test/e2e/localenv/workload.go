@@ -11,7 +11,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ocp-capi/ocp-capi/test/envtest"
+	"github.com/ocp-capi/ocp-capi/test/localnode"
 )
+
+// The Service through which the management cluster's pods reach the
+// workload API server. FitProviders creates it, with an EndpointSlice at
+// the node's forward of the host port, in every management cluster, so the
+// same kubeconfig works wherever the cluster's objects live: after
+// `clusterctl move`, the moved kubeconfig Secret names the target's
+// Service, not the source node's address (which the target cannot reach).
+const (
+	WorkloadServiceName      = "workload-api"
+	WorkloadServiceNamespace = "default"
+)
+
+// WorkloadPodServer is the API server URL of PodKubeconfig: the Service's
+// DNS name in the mgmt tool's cluster domain (the kubelet's clusterDomain
+// and CoreDNS's zone), and the host port, which the Service keeps.
+func WorkloadPodServer(port int) string {
+	return "https://" + WorkloadServiceName + "." + WorkloadServiceNamespace + ".svc." + localnode.ClusterDomain + ":" + strconv.Itoa(port)
+}
 
 // WorkloadCluster is a real kube-apiserver (and etcd) on the host that
 // plays an installed OpenShift cluster: the simulator writes its kubeconfig
@@ -22,16 +41,19 @@ type WorkloadCluster struct {
 	env *envtest.Environment
 	// HostKubeconfig works on the host (127.0.0.1:<port>).
 	HostKubeconfig []byte
-	// PodKubeconfig works in the management cluster's pods: the node
-	// forwards the port, so the server is https://<node IP>:<port>, and the
+	// PodKubeconfig works in the pods of any management cluster that
+	// FitProviders prepared: the server is the Service WorkloadPodServer
+	// names, whose endpoint is the node's forward of the port, and the
 	// certificate (issued for localhost) is checked against "localhost".
 	PodKubeconfig []byte
 	Client        client.Client
 }
 
 // StartWorkloadCluster starts the API server on 127.0.0.1:port; dataDir
-// keeps etcd's data across restarts ("" for a throw-away one).
-func StartWorkloadCluster(port int, nodeIP, dataDir string) (*WorkloadCluster, error) {
+// keeps etcd's data across restarts ("" for a throw-away one). The
+// management clusters' nodes must forward port (mgmt up
+// --forward-host-ports).
+func StartWorkloadCluster(port int, dataDir string) (*WorkloadCluster, error) {
 	env, err := envtest.Start(envtest.Options{APIServerPort: port, DataDir: dataDir})
 	if err != nil {
 		return nil, fmt.Errorf("starting the workload API server on 127.0.0.1:%d (is the port free?): %w", port, err)
@@ -41,21 +63,26 @@ func StartWorkloadCluster(port int, nodeIP, dataDir string) (*WorkloadCluster, e
 		_ = env.Stop()
 		return nil, err
 	}
-	cfg, err := clientcmd.Load(host)
-	if err != nil {
-		_ = env.Stop()
-		return nil, err
-	}
-	for _, c := range cfg.Clusters {
-		c.Server = "https://" + nodeIP + ":" + strconv.Itoa(port)
-		c.TLSServerName = "localhost"
-	}
-	pod, err := clientcmd.Write(*cfg)
+	pod, err := podKubeconfig(host, port)
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
 	return &WorkloadCluster{env: env, HostKubeconfig: host, PodKubeconfig: pod, Client: env.Client}, nil
+}
+
+// podKubeconfig is the host kubeconfig with the server that pods use
+// (WorkloadPodServer) and the certificate's name to check it against.
+func podKubeconfig(host []byte, port int) ([]byte, error) {
+	cfg, err := clientcmd.Load(host)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = WorkloadPodServer(port)
+		c.TLSServerName = "localhost"
+	}
+	return clientcmd.Write(*cfg)
 }
 
 // Stop stops the API server and etcd. An API server that does not stop

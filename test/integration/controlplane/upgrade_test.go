@@ -39,26 +39,26 @@ func runSuiteCleanups() {
 }
 
 // startWorkloadCluster starts a second real API server, with only the
-// ClusterVersion CRD, to play an installed OpenShift cluster, and returns
+// ClusterVersion and Infrastructure CRDs, to play an installed OpenShift cluster, and returns
 // an admin kubeconfig and a client of it. It stops when the suite ends
 // (the simulator watches it until then).
 func startWorkloadCluster(t *testing.T) ([]byte, client.Client) {
 	t.Helper()
-	var cv *apiextensionsv1.CustomResourceDefinition
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, c := range env.CRDs() {
-		if c.Object.Name == "clusterversions.config.openshift.io" {
-			cv = c.Object.DeepCopy()
+		if c.Object.Name == "clusterversions.config.openshift.io" || c.Object.Name == "infrastructures.config.openshift.io" {
+			crds = append(crds, c.Object.DeepCopy())
 		}
 	}
-	if cv == nil {
-		t.Fatal("the ClusterVersion CRD is not among the installed CRDs")
+	if len(crds) != 2 {
+		t.Fatal("the ClusterVersion and Infrastructure CRDs are not among the installed CRDs")
 	}
 	scheme := runtime.NewScheme()
 	if err := configv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	w := &crenvtest.Environment{BinaryAssetsDirectory: env.Paths.BinDir, Scheme: scheme,
-		CRDs: []*apiextensionsv1.CustomResourceDefinition{cv}}
+		CRDs: crds}
 	if _, err := w.Start(); err != nil {
 		_ = w.Stop()
 		t.Fatalf("starting the workload cluster's API server: %v", err)

@@ -145,12 +145,12 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	step("fitting the installed providers to this machine (assisted-service Service and CA, hostNetwork for the OpenStack provider)")
-	if _, err := localenv.FitProviders(ctx, c, sim.CABundle(), nodeIP, int32(*assistedPort), 3*time.Minute); err != nil {
+	step("fitting the installed providers to this machine (assisted-service and workload-api Services, the simulator's CA, hostNetwork for the OpenStack provider)")
+	if _, err := localenv.FitProviders(ctx, c, sim.CABundle(), nodeIP, int32(*assistedPort), int32(*workloadPort), 3*time.Minute); err != nil {
 		return err
 	}
 	step(fmt.Sprintf("starting the API server that plays cluster %s/%s on 127.0.0.1:%d", *namespace, *cluster, *workloadPort))
-	wl, err := localenv.StartWorkloadCluster(*workloadPort, nodeIP, filepath.Join(*stateDir, "workload-etcd"))
+	wl, err := localenv.StartWorkloadCluster(*workloadPort, filepath.Join(*stateDir, "workload-etcd"))
 	if err != nil {
 		return err
 	}
