@@ -17,10 +17,7 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +29,7 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
+	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 )
 
 // SetupWebhooks registers the validating webhooks with the manager.
@@ -142,23 +140,8 @@ func ValidateSpec(p *field.Path, s *bootstrapv1.OpenshiftAssistedConfigSpec) fie
 // nodeRegistration field) that differs between old and new.
 func ChangedFields(p *field.Path, oldSpec, newSpec *bootstrapv1.OpenshiftAssistedConfigSpec, detail string) field.ErrorList {
 	var errs field.ErrorList
-	oldM, newM := jsonFields(oldSpec), jsonFields(newSpec)
-	keys := map[string]bool{}
-	for k := range oldM {
-		keys[k] = true
-	}
-	for k := range newM {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	for _, k := range sorted {
-		if reflect.DeepEqual(oldM[k], newM[k]) {
-			continue
-		}
+	oldM, newM := jsonfields.Of(oldSpec), jsonfields.Of(newSpec)
+	for _, k := range jsonfields.Diff(oldM, newM) {
 		if k == "nodeRegistration" {
 			errs = append(errs, ChangedSubfields(p.Child(k), oldM[k], newM[k], detail)...)
 			continue
@@ -173,60 +156,13 @@ func ChangedSubfields(p *field.Path, oldV, newV any, detail string) field.ErrorL
 	o, _ := oldV.(map[string]any)
 	n, _ := newV.(map[string]any)
 	var errs field.ErrorList
-	keys := map[string]bool{}
-	for k := range o {
-		keys[k] = true
-	}
-	for k := range n {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	for _, k := range sorted {
-		if !reflect.DeepEqual(o[k], n[k]) {
-			errs = append(errs, field.Forbidden(p.Child(k), detail))
-		}
+	for _, k := range jsonfields.Diff(o, n) {
+		errs = append(errs, field.Forbidden(p.Child(k), detail))
 	}
 	if len(errs) == 0 {
 		errs = append(errs, field.Forbidden(p, detail))
 	}
 	return errs
-}
-
-// jsonFields is the spec as its JSON object, with empty values dropped, so
-// that absent, null and empty compare equal (as on the wire).
-func jsonFields(s *bootstrapv1.OpenshiftAssistedConfigSpec) map[string]any {
-	data, _ := json.Marshal(s)
-	var m map[string]any
-	_ = json.Unmarshal(data, &m)
-	for k, v := range m {
-		if isEmpty(v) {
-			delete(m, k)
-		}
-	}
-	return m
-}
-
-func isEmpty(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case string:
-		return t == ""
-	case []any:
-		return len(t) == 0
-	case map[string]any:
-		for _, e := range t {
-			if !isEmpty(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func annotationWarnings(a map[string]string) admission.Warnings {

@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"net"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -51,6 +50,7 @@ import (
 	bootstrapwebhooks "github.com/ocp-capi/ocp-capi/bootstrap/webhooks"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/clusterinstall"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/release"
+	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 )
 
 // SetupWebhooks registers the validating webhooks with the manager.
@@ -281,7 +281,7 @@ func ValidateUpdate(oldC, newC *controlplanev1.OpenshiftAssistedControlPlane) fi
 	// AgentClusterInstall when the installation starts: a change now would
 	// be silently ignored. (baseDomain and clusterName are left to the CEL
 	// rules, whose error says why.)
-	for _, k := range changedKeys(oldC.Spec.Config, newC.Spec.Config) {
+	for _, k := range jsonfields.Changed(oldC.Spec.Config, newC.Spec.Config) {
 		if k == "baseDomain" || k == "clusterName" {
 			continue
 		}
@@ -316,60 +316,6 @@ func installationStarted(c *controlplanev1.OpenshiftAssistedControlPlane) (bool,
 		}
 	}
 	return false, ""
-}
-
-// changedKeys lists the JSON keys whose values differ between two structs,
-// with empty values dropped so that absent, null and empty are equal.
-func changedKeys(a, b any) []string {
-	ma, mb := jsonFields(a), jsonFields(b)
-	keys := map[string]bool{}
-	for k := range ma {
-		keys[k] = true
-	}
-	for k := range mb {
-		keys[k] = true
-	}
-	var out []string
-	for k := range keys {
-		if !reflect.DeepEqual(ma[k], mb[k]) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func jsonFields(v any) map[string]any {
-	data, _ := json.Marshal(v)
-	var m map[string]any
-	_ = json.Unmarshal(data, &m)
-	for k, v := range m {
-		if isEmpty(v) {
-			delete(m, k)
-		}
-	}
-	return m
-}
-
-func isEmpty(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case string:
-		return t == ""
-	case bool:
-		return !t
-	case []any:
-		return len(t) == 0
-	case map[string]any:
-		for _, e := range t {
-			if !isEmpty(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func invalid(gk schema.GroupKind, obj metav1.Object, errs field.ErrorList) error {

@@ -153,13 +153,7 @@ var _ = Describe("Quick start, metal3-agent flavor (live ISO)", func() {
 		}, time.Minute, time.Second).Should(Succeed())
 
 		By("Checking that no Cluster API object is left in namespace " + name)
-		Eventually(func() []string {
-			var left []string
-			for _, o := range framework.GetCAPIResources(ctx, framework.GetCAPIResourcesInput{Lister: c, Namespace: name}) {
-				left = append(left, o.GetKind()+" "+o.GetName())
-			}
-			return left
-		}, time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left in namespace %s after the Cluster was deleted", name)
+		Eventually(capiObjectsLeft(ctx, c, name), time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left in namespace %s after the Cluster was deleted", name)
 		// GetCAPIResources lists only clusterctl-installed kinds; the Metal3
 		// kinds (CAPM3's) are checked here.
 		Eventually(func(g Gomega) {

@@ -246,13 +246,7 @@ func moveAndCheck(ctx context.Context, qs *quickStartCluster, target framework.C
 	Expect(gone).To(BeEmpty(), "OpenStack resources of %s that existed before the move and are gone", name)
 
 	By("Checking that the source holds nothing of the cluster any more")
-	Eventually(func() []string {
-		var left []string
-		for _, o := range framework.GetCAPIResources(ctx, framework.GetCAPIResourcesInput{Lister: src, Namespace: ns}) {
-			left = append(left, o.GetKind()+" "+o.GetName())
-		}
-		return left
-	}, time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left on the source in namespace %s after the move", ns)
+	Eventually(capiObjectsLeft(ctx, src, ns), time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left on the source in namespace %s after the move", ns)
 	// The assisted-service objects are not moved: their owners' deletion
 	// on the source takes them away, through the source simulator's
 	// finalizers (deprovisioning).

@@ -202,13 +202,7 @@ func quickStart(ctx context.Context, in quickStartInput) {
 	By("Checking that no Cluster API object is left in namespace " + name)
 	// Templates go with the Cluster because their users (MachineDeployment,
 	// control plane) make the Cluster their owner, as KCP does.
-	Eventually(func() []string {
-		var left []string
-		for _, o := range framework.GetCAPIResources(ctx, framework.GetCAPIResourcesInput{Lister: qs.Proxy.GetClient(), Namespace: name}) {
-			left = append(left, o.GetKind()+" "+o.GetName())
-		}
-		return left
-	}, time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left in namespace %s after the Cluster was deleted", name)
+	Eventually(capiObjectsLeft(ctx, qs.Proxy.GetClient(), name), time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left in namespace %s after the Cluster was deleted", name)
 
 	Expect(qs.Proxy.GetClient().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
 }
@@ -283,4 +277,16 @@ func infraProviderVersion() string {
 	}
 	Fail("no " + infraProvider + " infrastructure provider in the configuration")
 	return ""
+}
+
+// capiObjectsLeft lists, for Eventually, the Cluster API objects (of the
+// clusterctl-installed kinds) left in namespace.
+func capiObjectsLeft(ctx context.Context, lister framework.Lister, namespace string) func() []string {
+	return func() []string {
+		var left []string
+		for _, o := range framework.GetCAPIResources(ctx, framework.GetCAPIResourcesInput{Lister: lister, Namespace: namespace}) {
+			left = append(left, o.GetKind()+" "+o.GetName())
+		}
+		return left
+	}
 }
