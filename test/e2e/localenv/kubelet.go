@@ -96,7 +96,15 @@ func (r *Kubelets) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	err = wl.Get(ctx, types.NamespacedName{Name: name}, node)
 	switch {
 	case err == nil:
-		return ctrl.Result{}, nil
+		// Registered; its status may still be missing when the write after
+		// the create failed (CAPI core annotates a Node as soon as it finds
+		// it), so a kubelet posts it again.
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return ctrl.Result{}, nil
+			}
+		}
+		return ctrl.Result{}, r.postStatus(ctx, wl, node, agent)
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
@@ -119,9 +127,18 @@ func (r *Kubelets) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nodeLabels},
 		Spec:       corev1.NodeSpec{ProviderID: providerID},
 	}
-	if err := wl.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := wl.Create(ctx, node); err != nil {
+		// AlreadyExists: the next reconcile finds it and posts its status.
 		return ctrl.Result{}, err
 	}
+	return ctrl.Result{}, r.postStatus(ctx, wl, node, agent)
+}
+
+// postStatus posts the status of a healthy kubelet's Node, as a patch: no
+// conflict with the annotations CAPI core writes meanwhile.
+func (r *Kubelets) postStatus(ctx context.Context, wl client.Client, node *corev1.Node, agent *aiv1beta1.Agent) error {
+	name := node.Name
+	base := node.DeepCopy()
 	now := metav1.Now()
 	node.Status = corev1.NodeStatus{
 		// The conditions a healthy kubelet posts; CAPI's NodeHealthy reads them.
@@ -138,7 +155,7 @@ func (r *Kubelets) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}},
 		NodeInfo:  corev1.NodeSystemInfo{KubeletVersion: r.kubeletVersion(ctx, agent), OperatingSystem: "linux", Architecture: "amd64"},
 	}
-	return ctrl.Result{}, wl.Status().Update(ctx, node)
+	return wl.Status().Patch(ctx, node, client.MergeFrom(base))
 }
 
 // nodeName is the host's name as kubelet registers it.
