@@ -2,15 +2,10 @@ package controllers_test
 
 import (
 	"context"
-	"maps"
 	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -18,13 +13,13 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 	"github.com/ocp-capi/ocp-capi/test/assisted"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // TestPause: a paused cluster, then a paused config, stop everything at the
@@ -217,133 +212,28 @@ func TestRestart(t *testing.T) {
 	writes := &writeCounter{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(writes.wrap)
-	before, idle := reconciles(), busy()
+	before, idle := envtest.ReconcileCounts(), busy()
 	stopC, err := startBootstrap(ctx, cfg, filter)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer stopC()
 	g.Eventually(func(g Gomega) {
-		now := reconciles()
+		now := envtest.ReconcileCounts()
 		g.Expect(now["openshiftassistedconfig"] - before["openshiftassistedconfig"]).To(BeNumerically(">=", 2))
 		g.Expect(now["agent"] - before["agent"]).To(BeNumerically(">=", 2))
 		g.Expect(busy()).To(Equal(idle), "queued or running reconciles")
 	}, wait, tick).Should(Succeed())
-	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.seen())
+	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.n.Seen())
 }
 
-// writeCounter counts the mutating requests a client makes and keeps the
-// first ten.
-type writeCounter struct {
-	n   atomic.Int64
-	log atomic.Value // []string, for the failure message
+// writeCounter is envtest.WriteCounter under the names this package's
+// tests and benchmarks use: writes.n.Load() is the number of writes.
+type writeCounter struct{ n envtest.WriteCounter }
 
-	mu     sync.Mutex
-	byKind map[string]int // "PATCH openshiftassistedconfigs/status"
-}
-
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(r *http.Request) (*http.Response, error) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.mu.Lock()
-			if w.byKind == nil {
-				w.byKind = map[string]int{}
-			}
-			w.byKind[r.Method+" "+resourceOf(r.URL.Path)]++
-			w.mu.Unlock()
-			if w.n.Add(1) <= 10 {
-				seen, _ := w.log.Load().([]string)
-				w.log.Store(append(append([]string(nil), seen...), r.Method+" "+r.URL.Path))
-			}
-		}
-		resp, err := rt.RoundTrip(r)
-		if err == nil && resp.StatusCode == http.StatusConflict {
-			w.mu.Lock()
-			if w.byKind == nil {
-				w.byKind = map[string]int{}
-			}
-			w.byKind["409 "+resourceOf(r.URL.Path)]++
-			w.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-// resourceOf is the resource (and subresource) of an API path.
-func resourceOf(path string) string {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	for i, p := range parts {
-		if p == "namespaces" && i+2 < len(parts) {
-			rest := parts[i+2:]
-			if len(rest) >= 3 {
-				return rest[0] + "/" + rest[2]
-			}
-			return rest[0]
-		}
-	}
-	return path
-}
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper { return w.n.Wrap(rt) }
 
 // breakdown is the writes by method and resource.
-func (w *writeCounter) breakdown() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.byKind)
-}
-
-func (w *writeCounter) seen() []string {
-	s, _ := w.log.Load().([]string)
-	return s
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// reconciles sums controller-runtime's reconcile counter per controller
-// (over every manager of the process).
-func reconciles() map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range gather("controller_runtime_reconcile_total") {
-		out[label(m, "controller")] += m.GetCounter().GetValue()
-	}
-	return out
-}
+func (w *writeCounter) breakdown() map[string]int { return w.n.Breakdown() }
 
 // busy is the number of queued and running reconciles of the bootstrap
-// controllers. The gauges are shared by every manager of the process, and a
-// stopped manager leaves its queue's count behind: compare with a baseline.
-func busy() float64 {
-	n := 0.0
-	for _, m := range gather("workqueue_depth") {
-		if c := label(m, "name"); c == "openshiftassistedconfig" || c == "agent" {
-			n += m.GetGauge().GetValue()
-		}
-	}
-	for _, m := range gather("controller_runtime_active_workers") {
-		if c := label(m, "controller"); c == "openshiftassistedconfig" || c == "agent" {
-			n += m.GetGauge().GetValue()
-		}
-	}
-	return n
-}
-
-func gather(name string) []*dto.Metric {
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		return nil
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return f.GetMetric()
-		}
-	}
-	return nil
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
+// controllers, to compare with a baseline (see envtest.Busy).
+func busy() float64 { return envtest.Busy("openshiftassistedconfig", "agent") }

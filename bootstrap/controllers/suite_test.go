@@ -17,16 +17,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,11 +34,8 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
@@ -80,7 +73,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(logr.New(captureSink{LogSink: zap.New(zap.UseDevMode(true), zap.Level(levelFromEnv())).GetSink()}))
+	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
 	if env, err = envtest.Start(envtest.Options{}); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
@@ -95,7 +88,7 @@ func run(m *testing.M) int {
 	k8s = env.Client
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := labelMetal3CRDs(ctx); err != nil {
+	if err := env.LabelMetal3CRDs(ctx); err != nil {
 		fmt.Println("FAIL: labelling the Metal3 CRDs:", err)
 		return 1
 	}
@@ -104,25 +97,11 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL:", err)
 		return 1
 	}
-	// The simulator and the CAPI stand-in must not be what a benchmark
-	// measures: no client rate limit for them.
-	simCfg := rest.CopyConfig(env.Config)
-	simCfg.QPS, simCfg.Burst = 5000, 10000
-	simMgr, err := newManager(simCfg)
+	stopSim, err := env.RunStandIns(ctx, sim.SetupWithManager, setupFakeCAPI)
 	if err != nil {
-		fmt.Println("FAIL:", err)
+		fmt.Println("FAIL: simulator and fake CAPI:", err)
 		return 1
 	}
-	if err := sim.SetupWithManager(ctx, simMgr); err != nil {
-		fmt.Println("FAIL: simulator:", err)
-		return 1
-	}
-	if err := setupFakeCAPI(simMgr); err != nil {
-		fmt.Println("FAIL: fake CAPI:", err)
-		return 1
-	}
-	simDone := make(chan error, 1)
-	go func() { simDone <- simMgr.Start(ctx) }()
 
 	stop, err := startBootstrap(ctx, env.Config, watchValue)
 	if err != nil {
@@ -132,7 +111,7 @@ func run(m *testing.M) int {
 	code := m.Run()
 	stop()
 	cancel()
-	if err := <-simDone; err != nil {
+	if err := stopSim(); err != nil {
 		fmt.Println("FAIL: simulator manager:", err)
 		return 1
 	}
@@ -140,12 +119,7 @@ func run(m *testing.M) int {
 }
 
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	return ctrl.NewManager(cfg, env.ManagerOptions())
 }
 
 // startBootstrap runs the provider's controllers as the bootstrap-manager
@@ -163,35 +137,13 @@ func startBootstrap(ctx context.Context, cfg *rest.Config, filter string) (func(
 			return nil, fmt.Errorf("setting up %s: %w", c.Name, err)
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	stopMgr := envtest.RunManager(ctx, mgr)
 	return func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := stopMgr(); err != nil {
 			fmt.Println("bootstrap manager:", err)
 		}
 	}, nil
-}
-
-// labelMetal3CRDs adds the CAPI contract labels that CAPM3's kustomize
-// adds in a real deployment (the upstream CRD files carry none).
-func labelMetal3CRDs(ctx context.Context) error {
-	for _, name := range []string{"metal3machines", "metal3machinetemplates", "metal3clusters"} {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k8s.Get(ctx, types.NamespacedName{Name: name + ".infrastructure.cluster.x-k8s.io"}, crd); err != nil {
-			return err
-		}
-		base := crd.DeepCopy()
-		if crd.Labels == nil {
-			crd.Labels = map[string]string{}
-		}
-		crd.Labels["cluster.x-k8s.io/v1beta1"] = "v1beta1"
-		crd.Labels["cluster.x-k8s.io/v1beta2"] = "v1beta2"
-		if err := k8s.Patch(ctx, crd, client.MergeFrom(base)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // setupFakeCAPI stands in for CAPI core and the infrastructure providers,
@@ -199,7 +151,7 @@ func labelMetal3CRDs(ctx context.Context) error {
 // Machine gets spec.bootstrap.dataSecretName (CAPI core); once the Machine
 // has it, its infrastructure machine reports provisioned (CAPM3 or the
 // OpenStack provider) and, for OpenStack, the server its instance ID.
-func setupFakeCAPI(mgr ctrl.Manager) error {
+func setupFakeCAPI(_ context.Context, mgr ctrl.Manager) error {
 	r := &fakeCAPI{c: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("fake-capi").
@@ -262,73 +214,18 @@ func (r *fakeCAPI) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return ctrl.Result{}, r.c.Status().Patch(ctx, infra, client.MergeFrom(base))
 }
 
-func levelFromEnv() zapcore.Level {
-	if os.Getenv("OCP_CAPI_TEST_VERBOSE") != "" {
-		return -4
-	}
-	return 1
-}
-
-// reconcileErrors are the "Reconciler error" entries logged, by namespace.
-var reconcileErrors struct {
-	mu   sync.Mutex
-	byNS map[string][]string
-}
-
-type captureSink struct {
-	logr.LogSink
-	values []any
-}
-
-func (s captureSink) WithValues(kv ...any) logr.LogSink {
-	return captureSink{LogSink: s.LogSink.WithValues(kv...), values: append(slices.Clone(s.values), kv...)}
-}
-
-func (s captureSink) WithName(name string) logr.LogSink {
-	return captureSink{LogSink: s.LogSink.WithName(name), values: s.values}
-}
-
-func (s captureSink) Error(err error, msg string, kv ...any) {
-	if msg == "Reconciler error" {
-		var controller, ns, name string
-		all := append(slices.Clone(s.values), kv...)
-		for i := 0; i+1 < len(all); i += 2 {
-			switch all[i] {
-			case "controller":
-				controller = fmt.Sprint(all[i+1])
-			case "namespace":
-				ns = fmt.Sprint(all[i+1])
-			case "name":
-				name = fmt.Sprint(all[i+1])
-			}
-		}
-		reconcileErrors.mu.Lock()
-		if reconcileErrors.byNS == nil {
-			reconcileErrors.byNS = map[string][]string{}
-		}
-		reconcileErrors.byNS[ns] = append(reconcileErrors.byNS[ns], fmt.Sprintf("%s %s: %v", controller, name, err))
-		reconcileErrors.mu.Unlock()
-	}
-	s.LogSink.Error(err, msg, kv...)
-}
+// reconcileErrors records the "Reconciler error" entries of every
+// controller of the process (see newCluster's cleanup).
+var reconcileErrors envtest.ReconcileErrors
 
 // reconcileErrorsIn returns the reconcile errors of the bootstrap
 // controllers in ns (the simulator's are its own business).
 func reconcileErrorsIn(ns string) []string {
-	reconcileErrors.mu.Lock()
-	defer reconcileErrors.mu.Unlock()
-	var out []string
-	for _, e := range reconcileErrors.byNS[ns] {
-		if strings.HasPrefix(e, "assisted-simulator") || strings.HasPrefix(e, "fake-capi") {
-			continue
-		}
-		// A manager that a test stops cancels what it was doing.
-		if strings.Contains(e, "context canceled") || strings.Contains(e, "Informer to sync") {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+	return slices.DeleteFunc(reconcileErrors.In(ns), func(e string) bool {
+		return strings.HasPrefix(e, "assisted-simulator") || strings.HasPrefix(e, "fake-capi") ||
+			// A manager that a test stops cancels what it was doing.
+			envtest.IsStopError(e)
+	})
 }
 
 // ---- a test cluster ----

@@ -5,18 +5,15 @@ package webhooks_test
 
 import (
 	"context"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/webhooks"
@@ -24,33 +21,17 @@ import (
 )
 
 func TestWebhooksInAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if _, err := os.Stat("../../bin/kube-apiserver"); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal("no kube-apiserver in bin/: make test builds it (test-tools)")
-			}
-			t.Skip("no kube-apiserver: run make test-tools")
-		}
-	}
+	envtest.RequireAPIServer(t)
 	g := NewWithT(t)
-	env, err := envtest.Start(envtest.Options{WebhookManifests: []string{"bootstrap/config/webhook/manifests.yaml"}})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = env.Stop() }()
-	g.Expect(bootstrapv1.AddToScheme(env.Scheme)).To(Succeed())
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, WebhookServer: webhook.NewServer(env.WebhookServerOptions()),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	ctx := context.Background()
+	env, stop, err := envtest.StartWithWebhooks(ctx, envtest.WebhookEnvOptions{
+		Manifests:   []string{"bootstrap/config/webhook/manifests.yaml"},
+		AddToScheme: []func(*runtime.Scheme) error{bootstrapv1.AddToScheme},
+		Setup:       webhooks.SetupWebhooks,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(webhooks.SetupWebhooks(mgr)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	g.Expect(env.WaitForWebhookServer(wctx)).To(Succeed())
+	defer stop()
 
 	ns, err := env.NewNamespace(ctx, "webhooks")
 	g.Expect(err).NotTo(HaveOccurred())

@@ -36,13 +36,9 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
-	"github.com/ocp-capi/ocp-capi/controlplane/webhooks"
-	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // clusterClassObjects are a ClusterClass of an OpenStack cluster whose
@@ -112,25 +108,11 @@ func TestClusterClassTopology(t *testing.T) {
 		t.Skip("no cluster-api manager in bin/ (make bin/capi-manager): the ClusterClass topology is not exercised")
 	}
 	g := NewWithT(t)
-	env, err := envtest.Start(envtest.Options{WebhookManifests: []string{"controlplane/config/webhook/manifests.yaml"}})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = env.Stop() }()
-	g.Expect(controlplanev1.AddToScheme(env.Scheme)).To(Succeed())
-	g.Expect(clusterv1.AddToScheme(env.Scheme)).To(Succeed())
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, WebhookServer: webhook.NewServer(env.WebhookServerOptions()),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
+	ctx := context.Background()
+	env, stop, err := startWithWebhooks(ctx, clusterv1.AddToScheme)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(webhooks.SetupWebhooks(mgr)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	g.Expect(env.WaitForWebhookServer(wctx)).To(Succeed())
+	defer stop()
 
 	// CAPI core, with the ClusterTopology feature. Its own webhooks are not
 	// installed in the API server; it serves them with a throwaway

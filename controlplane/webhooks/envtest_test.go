@@ -7,9 +7,7 @@ package webhooks_test
 
 import (
 	"context"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
@@ -17,12 +15,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	"github.com/ocp-capi/ocp-capi/controlplane/webhooks"
@@ -43,6 +40,16 @@ func newControlPlane(ns, name string) *controlplanev1.OpenshiftAssistedControlPl
 	}
 }
 
+// startWithWebhooks starts an API server that calls the control-plane
+// webhooks, served here.
+func startWithWebhooks(ctx context.Context, addToScheme ...func(*runtime.Scheme) error) (*envtest.Environment, func(), error) {
+	return envtest.StartWithWebhooks(ctx, envtest.WebhookEnvOptions{
+		Manifests:   []string{"controlplane/config/webhook/manifests.yaml"},
+		AddToScheme: append([]func(*runtime.Scheme) error{controlplanev1.AddToScheme}, addToScheme...),
+		Setup:       webhooks.SetupWebhooks,
+	})
+}
+
 // causes are the field paths of an Invalid error.
 func causes(err error) []string {
 	var out []string
@@ -55,33 +62,13 @@ func causes(err error) []string {
 }
 
 func TestWebhooksInAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if _, err := os.Stat("../../bin/kube-apiserver"); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal("no kube-apiserver in bin/: run make test-tools")
-			}
-			t.Skip("no kube-apiserver: run make test-tools")
-		}
-	}
+	envtest.RequireAPIServer(t)
 	g := NewWithT(t)
-	env, err := envtest.Start(envtest.Options{WebhookManifests: []string{"controlplane/config/webhook/manifests.yaml"}})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = env.Stop() }()
-	g.Expect(controlplanev1.AddToScheme(env.Scheme)).To(Succeed())
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, WebhookServer: webhook.NewServer(env.WebhookServerOptions()),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
+	ctx := context.Background()
+	env, stop, err := startWithWebhooks(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(webhooks.SetupWebhooks(mgr)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	g.Expect(env.WaitForWebhookServer(wctx)).To(Succeed())
+	defer stop()
 
 	ns, err := env.NewNamespace(ctx, "cp-webhooks")
 	g.Expect(err).NotTo(HaveOccurred())

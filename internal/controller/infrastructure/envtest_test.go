@@ -18,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,9 +29,6 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
@@ -74,7 +69,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(logr.New(captureSink{LogSink: zap.New(zap.UseDevMode(true), zap.Level(levelFromEnv())).GetSink()}))
+	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
 	if env, err = envtest.Start(envtest.Options{}); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
@@ -82,12 +77,7 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = env.Stop() }()
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(env.Config, env.ManagerOptions())
 	if err != nil {
 		fmt.Println("FAIL:", err)
 		return 1
@@ -100,75 +90,20 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	stop := envtest.RunManager(ctx, mgr)
 
 	code := m.Run()
 	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		fmt.Println("FAIL: manager:", err)
 		return 1
 	}
 	return code
 }
 
-func levelFromEnv() zapcore.Level {
-	if os.Getenv("OCP_CAPI_TEST_VERBOSE") != "" {
-		return -4
-	}
-	return 1 // errors only; conditions tell the story
-}
-
 // reconcileErrors are the "Reconciler error" entries controller-runtime
 // logged, by namespace, so a test can tell whether its objects caused any.
-var reconcileErrors struct {
-	mu   sync.Mutex
-	byNS map[string][]string
-}
-
-// captureSink passes every entry on and records reconcile errors.
-type captureSink struct {
-	logr.LogSink
-	values []any
-}
-
-func (s captureSink) WithValues(kv ...any) logr.LogSink {
-	return captureSink{LogSink: s.LogSink.WithValues(kv...), values: append(slices.Clone(s.values), kv...)}
-}
-
-func (s captureSink) WithName(name string) logr.LogSink {
-	return captureSink{LogSink: s.LogSink.WithName(name), values: s.values}
-}
-
-func (s captureSink) Error(err error, msg string, kv ...any) {
-	if msg == "Reconciler error" {
-		var controller, ns, name string
-		all := append(slices.Clone(s.values), kv...)
-		for i := 0; i+1 < len(all); i += 2 {
-			switch all[i] {
-			case "controller":
-				controller = fmt.Sprint(all[i+1])
-			case "namespace":
-				ns = fmt.Sprint(all[i+1])
-			case "name":
-				name = fmt.Sprint(all[i+1])
-			}
-		}
-		reconcileErrors.mu.Lock()
-		if reconcileErrors.byNS == nil {
-			reconcileErrors.byNS = map[string][]string{}
-		}
-		reconcileErrors.byNS[ns] = append(reconcileErrors.byNS[ns], fmt.Sprintf("%s %s: %v", controller, name, err))
-		reconcileErrors.mu.Unlock()
-	}
-	s.LogSink.Error(err, msg, kv...)
-}
-
-func reconcileErrorsIn(ns string) []string {
-	reconcileErrors.mu.Lock()
-	defer reconcileErrors.mu.Unlock()
-	return slices.Clone(reconcileErrors.byNS[ns])
-}
+var reconcileErrors envtest.ReconcileErrors
 
 // cloudEnv is one fake OpenStack with a flavor, an image and a network,
 // and a namespace whose Secret "cloud" authenticates to it.
@@ -869,13 +804,13 @@ func TestDeletionReportsNoError(t *testing.T) {
 			waitMachineReady(g, o)
 		}
 	}
-	g.Expect(reconcileErrorsIn(e.ns)).To(BeEmpty())
+	g.Expect(reconcileErrors.In(e.ns)).To(BeEmpty())
 	for _, o := range objs {
 		e.deleteAndWait(o)
 	}
 	g.Expect(e.cloud.Names(fakeopenstack.Servers)).To(BeEmpty())
 	// The last passes may still be running when the objects are gone.
-	g.Consistently(func() []string { return reconcileErrorsIn(e.ns) }, 2*time.Second, tick).Should(BeEmpty())
+	g.Consistently(func() []string { return reconcileErrors.In(e.ns) }, 2*time.Second, tick).Should(BeEmpty())
 }
 
 // TestDeletionProblemShowsInReady: Ready shows what blocks a deletion, not

@@ -2,29 +2,23 @@ package controlplane_test
 
 import (
 	"context"
-	"io"
-	"maps"
 	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 	"github.com/ocp-capi/ocp-capi/test/assisted"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // TestRestartMidInstall stops the control-plane manager while the day-1
@@ -109,136 +103,25 @@ func TestRestartMidInstall(t *testing.T) {
 		g.Expect(reconciles()[cpController] - before[cpController]).To(BeNumerically(">=", 1))
 		g.Expect(busy()).To(Equal(idle), "queued or running reconciles")
 	}, wait, tick).Should(Succeed())
-	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.seen())
+	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.n.Seen())
 }
 
 // cpController is the control-plane controller's name in the metrics.
 const cpController = "openshiftassistedcontrolplane"
 
-// writeCounter counts the mutating requests a client makes, by method and
-// resource (and the conflicts among them, as "409 <resource>"), and keeps
-// the first ten with their bodies.
-type writeCounter struct {
-	n   atomic.Int64
-	log atomic.Value // []string
+// writeCounter is envtest.WriteCounter under the names this package's
+// tests and benchmarks use: writes.n.Load() is the number of writes.
+type writeCounter struct{ n envtest.WriteCounter }
 
-	mu     sync.Mutex
-	byKind map[string]int
-}
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper { return w.n.Wrap(rt) }
 
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(r *http.Request) (*http.Response, error) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.mu.Lock()
-			if w.byKind == nil {
-				w.byKind = map[string]int{}
-			}
-			w.byKind[r.Method+" "+resourceOf(r.URL.Path)]++
-			w.mu.Unlock()
-			if w.n.Add(1) <= 10 {
-				entry := r.Method + " " + r.URL.Path
-				if r.GetBody != nil {
-					if body, err := r.GetBody(); err == nil {
-						b, _ := io.ReadAll(io.LimitReader(body, 4000))
-						entry += " " + string(b)
-					}
-				}
-				seen, _ := w.log.Load().([]string)
-				w.log.Store(append(append([]string(nil), seen...), entry))
-			}
-		}
-		resp, err := rt.RoundTrip(r)
-		if err == nil && resp.StatusCode == http.StatusConflict {
-			w.mu.Lock()
-			if w.byKind == nil {
-				w.byKind = map[string]int{}
-			}
-			w.byKind["409 "+resourceOf(r.URL.Path)]++
-			w.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-// resourceOf is the resource (and subresource) of an API path.
-func resourceOf(path string) string {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	for i, p := range parts {
-		if p == "namespaces" && i+2 < len(parts) {
-			rest := parts[i+2:]
-			if len(rest) >= 3 {
-				return rest[0] + "/" + rest[2]
-			}
-			return rest[0]
-		}
-	}
-	if len(parts) >= 4 && parts[0] == "apis" {
-		return parts[3] // cluster-scoped
-	}
-	return path
-}
-
-func (w *writeCounter) breakdown() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.byKind)
-}
-
-func (w *writeCounter) seen() []string {
-	s, _ := w.log.Load().([]string)
-	return s
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// breakdown is the writes by method and resource.
+func (w *writeCounter) breakdown() map[string]int { return w.n.Breakdown() }
 
 // reconciles sums controller-runtime's reconcile counter per controller
 // (over every manager of the process).
-func reconciles() map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range gather("controller_runtime_reconcile_total") {
-		out[label(m, "controller")] += m.GetCounter().GetValue()
-	}
-	return out
-}
+func reconciles() map[string]float64 { return envtest.ReconcileCounts() }
 
 // busy is the number of queued and running reconciles of the control-plane
-// controller. The gauges are shared by every manager of the process, and a
-// stopped manager leaves its queue's count behind: compare with a baseline.
-func busy() float64 {
-	n := 0.0
-	for _, m := range gather("workqueue_depth") {
-		if label(m, "name") == cpController {
-			n += m.GetGauge().GetValue()
-		}
-	}
-	for _, m := range gather("controller_runtime_active_workers") {
-		if label(m, "controller") == cpController {
-			n += m.GetGauge().GetValue()
-		}
-	}
-	return n
-}
-
-func gather(name string) []*dto.Metric {
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		return nil
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return f.GetMetric()
-		}
-	}
-	return nil
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
+// controller, to compare with a baseline (see envtest.Busy).
+func busy() float64 { return envtest.Busy(cpController) }

@@ -33,10 +33,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,12 +46,9 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
@@ -92,7 +86,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(logr.New(captureSink{LogSink: zap.New(zap.UseDevMode(true), zap.Level(levelFromEnv())).GetSink()}))
+	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
 	if env, err = envtest.Start(envtest.Options{}); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
@@ -108,7 +102,7 @@ func run(m *testing.M) int {
 	k8s = env.Client
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := labelMetal3CRDs(ctx); err != nil {
+	if err := env.LabelMetal3CRDs(ctx); err != nil {
 		fmt.Println("FAIL: labelling the Metal3 CRDs:", err)
 		return 1
 	}
@@ -117,32 +111,16 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL:", err)
 		return 1
 	}
-	// The simulator and the CAPI stand-in must not be what a benchmark
-	// measures: no client rate limit for them.
-	simCfg := rest.CopyConfig(env.Config)
-	simCfg.QPS, simCfg.Burst = 5000, 10000
-	simMgr, err := newManager(simCfg)
+	stopSim, err := env.RunStandIns(ctx, sim.SetupWithManager, setupFakeCAPI)
 	if err != nil {
-		fmt.Println("FAIL:", err)
+		fmt.Println("FAIL: simulator and fake CAPI:", err)
 		return 1
 	}
-	if err := sim.SetupWithManager(ctx, simMgr); err != nil {
-		fmt.Println("FAIL: simulator:", err)
-		return 1
-	}
-	if err := setupFakeCAPI(simMgr); err != nil {
-		fmt.Println("FAIL: fake CAPI:", err)
-		return 1
-	}
-	simDone := make(chan error, 1)
-	go func() { simDone <- simMgr.Start(ctx) }()
 
 	// One bootstrap provider for every test, unfiltered: it is not what
 	// these tests look at, and its objects carry the control plane's
 	// watch-filter label anyway.
-	bootCfg := rest.CopyConfig(env.Config)
-	bootCfg.QPS, bootCfg.Burst = 5000, 10000
-	stopBootstrap, err := startBootstrap(ctx, bootCfg)
+	stopBootstrap, err := startBootstrap(ctx, env.UnthrottledConfig())
 	if err != nil {
 		fmt.Println("FAIL: bootstrap manager:", err)
 		return 1
@@ -156,7 +134,7 @@ func run(m *testing.M) int {
 	stopCP()
 	stopBootstrap()
 	cancel()
-	err = <-simDone
+	err = stopSim()
 	runSuiteCleanups()
 	if err != nil {
 		fmt.Println("FAIL: simulator manager:", err)
@@ -166,12 +144,7 @@ func run(m *testing.M) int {
 }
 
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	return ctrl.NewManager(cfg, env.ManagerOptions())
 }
 
 // startControlPlane runs the provider's controller as the
@@ -208,46 +181,25 @@ func startBootstrap(ctx context.Context, cfg *rest.Config) (func(), error) {
 	return startMgr(ctx, cancel, mgr, "bootstrap manager"), nil
 }
 
+// startMgr runs mgr; the function it returns cancels ctx (the one the
+// controllers were set up with) and waits for the manager, once.
 func startMgr(ctx context.Context, cancel context.CancelFunc, mgr ctrl.Manager, what string) func() {
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	stop := envtest.RunManager(ctx, mgr)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			cancel()
-			if err := <-done; err != nil {
+			if err := stop(); err != nil {
 				fmt.Println(what+":", err)
 			}
 		})
 	}
 }
 
-// labelMetal3CRDs adds the CAPI contract labels that CAPM3's kustomize
-// adds in a real deployment (the upstream CRD files carry none); CAPI's
-// external helpers, which clone the template, need them.
-func labelMetal3CRDs(ctx context.Context) error {
-	for _, name := range []string{"metal3machines", "metal3machinetemplates", "metal3clusters"} {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k8s.Get(ctx, types.NamespacedName{Name: name + ".infrastructure.cluster.x-k8s.io"}, crd); err != nil {
-			return err
-		}
-		base := crd.DeepCopy()
-		if crd.Labels == nil {
-			crd.Labels = map[string]string{}
-		}
-		crd.Labels["cluster.x-k8s.io/v1beta1"] = "v1beta1"
-		crd.Labels["cluster.x-k8s.io/v1beta2"] = "v1beta2"
-		if err := k8s.Patch(ctx, crd, client.MergeFrom(base)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ---- the CAPI core and CAPM3 stand-in ----
 
 // setupFakeCAPI registers fakeCAPI (see the package comment).
-func setupFakeCAPI(mgr ctrl.Manager) error {
+func setupFakeCAPI(_ context.Context, mgr ctrl.Manager) error {
 	r := &fakeCAPI{c: mgr.GetClient()}
 	toMachine := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		for _, ref := range o.GetOwnerReferences() {
@@ -420,70 +372,14 @@ func macOf(name string) string {
 
 // ---- logging ----
 
-func levelFromEnv() zapcore.Level {
-	if os.Getenv("OCP_CAPI_TEST_VERBOSE") != "" {
-		return -4
-	}
-	return 1
-}
-
-// reconcileErrors are the "Reconciler error" entries logged, by namespace.
-var reconcileErrors struct {
-	mu   sync.Mutex
-	byNS map[string][]string
-}
-
-type captureSink struct {
-	logr.LogSink
-	values []any
-}
-
-func (s captureSink) WithValues(kv ...any) logr.LogSink {
-	return captureSink{LogSink: s.LogSink.WithValues(kv...), values: append(slices.Clone(s.values), kv...)}
-}
-
-func (s captureSink) WithName(name string) logr.LogSink {
-	return captureSink{LogSink: s.LogSink.WithName(name), values: s.values}
-}
-
-func (s captureSink) Error(err error, msg string, kv ...any) {
-	if msg == "Reconciler error" {
-		var controller, ns, name string
-		all := append(slices.Clone(s.values), kv...)
-		for i := 0; i+1 < len(all); i += 2 {
-			switch all[i] {
-			case "controller":
-				controller = fmt.Sprint(all[i+1])
-			case "namespace":
-				ns = fmt.Sprint(all[i+1])
-			case "name":
-				name = fmt.Sprint(all[i+1])
-			}
-		}
-		reconcileErrors.mu.Lock()
-		if reconcileErrors.byNS == nil {
-			reconcileErrors.byNS = map[string][]string{}
-		}
-		reconcileErrors.byNS[ns] = append(reconcileErrors.byNS[ns], fmt.Sprintf("%s %s: %v", controller, name, err))
-		reconcileErrors.mu.Unlock()
-	}
-	s.LogSink.Error(err, msg, kv...)
-}
+// reconcileErrors records the "Reconciler error" entries of every
+// controller of the process; tests fail on their namespace's.
+var reconcileErrors envtest.ReconcileErrors
 
 // reconcileErrorsIn returns the reconcile errors of the control-plane
 // controller in ns. A manager that a test stops cancels what it was doing.
 func reconcileErrorsIn(ns string) []string {
-	reconcileErrors.mu.Lock()
-	defer reconcileErrors.mu.Unlock()
-	var out []string
-	for _, e := range reconcileErrors.byNS[ns] {
-		if !strings.HasPrefix(e, "openshiftassistedcontrolplane ") {
-			continue
-		}
-		if strings.Contains(e, "context canceled") || strings.Contains(e, "Informer to sync") {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+	return slices.DeleteFunc(reconcileErrors.In(ns), func(e string) bool {
+		return !strings.HasPrefix(e, "openshiftassistedcontrolplane ") || envtest.IsStopError(e)
+	})
 }

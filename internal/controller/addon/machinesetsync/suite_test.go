@@ -12,18 +12,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
@@ -47,7 +42,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(levelFromEnv())))
+	ctrl.SetLogger(envtest.NewLogger())
 	var err error
 	if env, err = envtest.Start(envtest.Options{}); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
@@ -65,12 +60,7 @@ func run(m *testing.M) int {
 	// No client-side rate limit, as ctrl.GetConfig gives a manager in a
 	// cluster.
 	cfg.QPS = -1
-	mgr, err := ctrl.NewManager(&cfg, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(&cfg, env.ManagerOptions())
 	if err != nil {
 		fmt.Println("FAIL:", err)
 		return 1
@@ -82,23 +72,15 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL: setting up the controller:", err)
 		return 1
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	stop := envtest.RunManager(ctx, mgr)
 
 	code := m.Run()
 	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		fmt.Println("FAIL: manager:", err)
 		return 1
 	}
 	return code
-}
-
-func levelFromEnv() zapcore.Level {
-	if os.Getenv("OCP_CAPI_TEST_VERBOSE") != "" {
-		return -4
-	}
-	return 1 // errors only; the conditions tell the story
 }
 
 // setupCluster makes the namespaces and the Infrastructure singleton.
