@@ -182,6 +182,9 @@ func (s *Simulator) SetupWithManager(ctx context.Context, mgr ctrl.Manager) erro
 	if err := mgr.Add(manager.RunnableFunc(s.serve)); err != nil {
 		return err
 	}
+	if err := mgr.Add(manager.RunnableFunc(s.stopWorkloads)); err != nil {
+		return err
+	}
 	if err := s.setupDeprovision(mgr); err != nil {
 		return err
 	}

@@ -31,6 +31,43 @@ import (
 type workloadCluster struct {
 	kubeconfig []byte
 	cluster    cluster.Cluster
+	// stop ends the cluster's cache; done is closed once it has ended.
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// close stops the workload cluster's cache and waits for it.
+func (w *workloadCluster) close() {
+	w.stop()
+	<-w.done
+}
+
+// ForgetWorkload ends what SetWorkload started for cd: the workload
+// cluster's cache stops, so nothing keeps watching an API server that is
+// about to go (the manager would otherwise carry one stale cache per
+// workload until it stops). Call it before stopping that API server.
+func (s *Simulator) ForgetWorkload(cd types.NamespacedName) {
+	s.mu.Lock()
+	w := s.workloads[cd]
+	delete(s.workloads, cd)
+	s.mu.Unlock()
+	if w != nil {
+		w.close()
+	}
+}
+
+// stopWorkloads is a runnable of the manager: when it stops, so do the
+// workload clusters' caches.
+func (s *Simulator) stopWorkloads(ctx context.Context) error {
+	<-ctx.Done()
+	s.mu.Lock()
+	ws := s.workloads
+	s.workloads = map[types.NamespacedName]*workloadCluster{}
+	s.mu.Unlock()
+	for _, w := range ws {
+		w.close()
+	}
+	return nil
 }
 
 // SetKubeconfig sets the admin kubeconfig of the cluster whose
@@ -86,19 +123,26 @@ func (s *Simulator) SetWorkload(ctx context.Context, cd types.NamespacedName, ku
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(cl); err != nil {
-		return err
-	}
+	// Not added to the manager: runnables cannot be removed from one, and
+	// the cache must stop with its API server (ForgetWorkload).
+	wctx, stop := context.WithCancel(context.Background())
+	w := &workloadCluster{kubeconfig: kubeconfig, cluster: cl, stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		_ = cl.Start(wctx)
+	}()
+	s.ForgetWorkload(cd) // a workload set before for cd
 	r := &cvoReconciler{s: s, c: cl.GetClient(), cd: cd}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("assisted-simulator-cvo-" + cd.Namespace + "-" + cd.Name).
 		WatchesRawSource(source.Kind(cl.GetCache(), &configv1.ClusterVersion{}, &handler.TypedEnqueueRequestForObject[*configv1.ClusterVersion]{})).
 		WatchesRawSource(source.Channel(r.events(), &handler.EnqueueRequestForObject{})).
 		Complete(r); err != nil {
+		w.close()
 		return err
 	}
 	s.mu.Lock()
-	s.workloads[cd] = &workloadCluster{kubeconfig: kubeconfig, cluster: cl}
+	s.workloads[cd] = w
 	s.mu.Unlock()
 	if err := s.SetKubeconfig(ctx, cd, kubeconfig); err != nil {
 		return err
@@ -317,6 +361,9 @@ func (r *cvoReconciler) events() <-chan event.GenericEvent {
 }
 
 func (r *cvoReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	if w := r.s.workload(r.cd); w == nil || w.cluster.GetClient() != r.c {
+		return ctrl.Result{}, nil // forgotten (ForgetWorkload) or replaced
+	}
 	cv := &configv1.ClusterVersion{}
 	if err := r.c.Get(ctx, types.NamespacedName{Name: "version"}, cv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

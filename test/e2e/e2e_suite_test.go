@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,8 +122,14 @@ var _ = AfterSuite(func() {
 		// grace period (seen once in CI, cause not yet found) is reported in
 		// the suite's report and log, not turned into a failure of the suite.
 		if err := sim.Wait(); err != nil {
-			AddReportEntry("simulator shutdown", err.Error())
-			GinkgoWriter.Printf("WARNING: the simulator's manager did not stop cleanly: %v\n", err)
+			// What still runs, for the cause.
+			dump := filepath.Join(*artifactFolder, "simulator-shutdown-goroutines.txt")
+			if f, ferr := os.Create(dump); ferr == nil {
+				_ = pprof.Lookup("goroutine").WriteTo(f, 2)
+				_ = f.Close()
+			}
+			AddReportEntry("simulator shutdown", err.Error()+"; goroutines in "+dump)
+			GinkgoWriter.Printf("WARNING: the simulator's manager did not stop cleanly: %v (goroutines: %s)\n", err, dump)
 		}
 	}
 })

@@ -45,8 +45,9 @@ var _ = Describe("Quick start, metal3-agent flavor (live ISO)", func() {
 		wl, err := localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), "")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(wl.Stop()).To(Succeed()) })
-		Expect(sim.SetWorkload(ctx, types.NamespacedName{Namespace: name, Name: name}, wl)).To(Succeed())
-		DeferCleanup(func() { sim.Kubelets.SetWorkload(name, nil) })
+		cdKey := types.NamespacedName{Namespace: name, Name: name}
+		Expect(sim.SetWorkload(ctx, cdKey, wl)).To(Succeed())
+		DeferCleanup(func() { sim.ForgetWorkload(cdKey) })
 
 		framework.CreateNamespaceAndWatchEvents(ctx, framework.CreateNamespaceAndWatchEventsInput{
 			Creator: c, ClientSet: mgmt.GetClientSet(), Name: name, LogFolder: logFolder,

@@ -93,7 +93,7 @@ func quickStart(ctx context.Context, in quickStartInput) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(qs.Workload.Stop()).To(Succeed()) })
 	Expect(in.Sim.SetWorkload(ctx, cdKey, qs.Workload)).To(Succeed())
-	DeferCleanup(func() { in.Sim.Kubelets.SetWorkload(name, nil) })
+	DeferCleanup(func() { in.Sim.ForgetWorkload(cdKey) })
 
 	By("Creating namespace " + name)
 	framework.CreateNamespaceAndWatchEvents(ctx, framework.CreateNamespaceAndWatchEventsInput{

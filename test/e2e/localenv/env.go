@@ -194,6 +194,14 @@ func (s *Simulator) SetWorkload(ctx context.Context, cd client.ObjectKey, w *Wor
 	return nil
 }
 
+// ForgetWorkload undoes SetWorkload for cd: no kubelet registers Nodes of
+// cd's namespace any more and the simulator stops watching the workload
+// API server. Call it before stopping that server.
+func (s *Simulator) ForgetWorkload(cd client.ObjectKey) {
+	s.Kubelets.SetWorkload(cd.Namespace, nil)
+	s.Simulator.ForgetWorkload(cd)
+}
+
 // FitProviders fits the installed providers to this machine; a user's
 // cluster needs none of it:
 //
