@@ -290,12 +290,28 @@ func (p Paths) AllCRDs() ([]CRD, error) {
 
 // FreePort asks the kernel for a free TCP port on loopback.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct free ports of 127.0.0.1. All n are held
+// until all are chosen: closing each before asking for the next lets the
+// kernel hand out the same port twice (seen: a manager's webhook port equal
+// to its metrics port).
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = l.Close() }()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 func isDir(p string) bool {

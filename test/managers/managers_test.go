@@ -308,24 +308,17 @@ type process struct {
 
 func start(t *testing.T, name string, extraArgs ...string) *process {
 	t.Helper()
-	healthPort, err := envtest.FreePort()
+	ports, err := envtest.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	metricsPort, err := envtest.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	healthPort, metricsPort, webhookPort := ports[0], ports[1], ports[2]
 	p := &process{
 		name:        name,
 		out:         &syncBuffer{},
 		done:        make(chan struct{}),
 		healthAddr:  fmt.Sprintf("127.0.0.1:%d", healthPort),
 		metricsAddr: fmt.Sprintf("127.0.0.1:%d", metricsPort),
-	}
-	webhookPort, err := envtest.FreePort()
-	if err != nil {
-		t.Fatal(err)
 	}
 	args := append([]string{
 		"--kubeconfig", kubeconfig,
