@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strings"
 )
 
 const (
@@ -89,32 +88,6 @@ func discoveryIgnition(id, namespace, name string) []byte {
 // infraEnvIDFromIgnition reads the InfraEnv ID out of a discovery
 // ignition, or "".
 func infraEnvIDFromIgnition(data []byte) string {
-	var cfg struct {
-		Storage struct {
-			Files []struct {
-				Path     string `json:"path"`
-				Contents struct {
-					Source string `json:"source"`
-				} `json:"contents"`
-			} `json:"files"`
-		} `json:"storage"`
-	}
-	if json.Unmarshal(data, &cfg) != nil {
-		return ""
-	}
-	for _, f := range cfg.Storage.Files {
-		if f.Path != envFilePath || !strings.HasPrefix(f.Contents.Source, dataURLBase64) {
-			continue
-		}
-		env, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(f.Contents.Source, dataURLBase64))
-		if err != nil {
-			return ""
-		}
-		for _, line := range strings.Split(string(env), "\n") {
-			if v, ok := strings.CutPrefix(line, infraEnvIDEnv+"="); ok {
-				return v
-			}
-		}
-	}
-	return ""
+	id, _ := EnvFileValue(data, envFilePath, infraEnvIDEnv)
+	return id
 }

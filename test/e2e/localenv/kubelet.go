@@ -2,10 +2,7 @@ package localenv
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -19,6 +16,7 @@ import (
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	"github.com/ocp-capi/ocp-capi/test/assisted"
 )
 
 // kubeletEnvPath is where the bootstrap provider's Ignition override puts
@@ -174,51 +172,11 @@ func kubeletProviderID(ignition string) (string, error) {
 	if ignition == "" {
 		return "", nil
 	}
-	var cfg struct {
-		Storage struct {
-			Files []struct {
-				Path     string `json:"path"`
-				Contents struct {
-					Source string `json:"source"`
-				} `json:"contents"`
-			} `json:"files"`
-		} `json:"storage"`
-	}
-	if err := json.Unmarshal([]byte(ignition), &cfg); err != nil {
+	v, err := assisted.EnvFileValue([]byte(ignition), kubeletEnvPath, "KUBELET_PROVIDERID")
+	if err != nil {
 		return "", fmt.Errorf("ignitionConfigOverrides: %w", err)
 	}
-	for _, f := range cfg.Storage.Files {
-		if f.Path != kubeletEnvPath {
-			continue
-		}
-		data, err := decodeDataURL(f.Contents.Source)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", kubeletEnvPath, err)
-		}
-		for _, line := range strings.Split(data, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "KUBELET_PROVIDERID="); ok {
-				return v, nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// decodeDataURL decodes an RFC 2397 data URL, as Ignition does.
-func decodeDataURL(s string) (string, error) {
-	rest, ok := strings.CutPrefix(s, "data:")
-	if !ok {
-		return "", fmt.Errorf("not a data URL: %.40q", s)
-	}
-	meta, data, ok := strings.Cut(rest, ",")
-	if !ok {
-		return "", fmt.Errorf("data URL without a comma")
-	}
-	if strings.HasSuffix(meta, ";base64") {
-		b, err := base64.StdEncoding.DecodeString(data)
-		return string(b), err
-	}
-	return url.PathUnescape(data)
+	return v, nil
 }
 
 // kubeletVersion is the Kubernetes version the control plane reports
