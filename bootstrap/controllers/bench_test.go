@@ -14,6 +14,7 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/test/assisted"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // benchMachines is the size of the benchmark's cluster.
@@ -71,10 +72,10 @@ func benchOnce(b *testing.B, kind string, qps, i int) {
 		}
 	}
 
-	writes := &writeCounter{}
+	writes := &envtest.WriteCounter{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = float32(qps), qps*3/2
-	cfg.Wrap(writes.wrap)
+	cfg.Wrap(writes.Wrap)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b.ResetTimer()
@@ -96,7 +97,7 @@ func benchOnce(b *testing.B, kind string, qps, i int) {
 			}
 		}
 		if len(ready) == benchMachines && allData == 0 {
-			allData, writesAtData = now, writes.n.Load()
+			allData, writesAtData = now, writes.Load()
 		}
 		return len(ready)
 	}, 10*time.Minute, 100*time.Millisecond).Should(Equal(benchMachines))
@@ -123,8 +124,8 @@ func benchOnce(b *testing.B, kind string, qps, i int) {
 	b.ReportMetric(lat[len(lat)*99/100].Seconds(), "p99-s")
 	b.ReportMetric(float64(writesAtData)/benchMachines, "writes/machine-dataSecret")
 	b.ReportMetric(allApproved.Seconds(), "s-to-all-approved")
-	b.ReportMetric(float64(writes.n.Load())/benchMachines, "writes/machine-approved")
-	b.Logf("%s: writes by method and resource: %v", kind, writes.breakdown())
+	b.ReportMetric(float64(writes.Load())/benchMachines, "writes/machine-approved")
+	b.Logf("%s: writes by method and resource: %v", kind, writes.Breakdown())
 	if errs := reconcileErrorsIn(tc.ns); len(errs) > 0 {
 		b.Errorf("reconcile errors: %v", errs[:min(len(errs), 5)])
 	}

@@ -2,7 +2,6 @@ package controllers_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -209,9 +208,9 @@ func TestRestart(t *testing.T) {
 	stopB()
 
 	// Steady state: a fresh start reconciles everything and writes nothing.
-	writes := &writeCounter{}
+	writes := &envtest.WriteCounter{}
 	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(writes.wrap)
+	cfg.Wrap(writes.Wrap)
 	before, idle := envtest.ReconcileCounts(), busy()
 	stopC, err := startBootstrap(ctx, cfg, filter)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -222,17 +221,8 @@ func TestRestart(t *testing.T) {
 		g.Expect(now["agent"] - before["agent"]).To(BeNumerically(">=", 2))
 		g.Expect(busy()).To(Equal(idle), "queued or running reconciles")
 	}, wait, tick).Should(Succeed())
-	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.n.Seen())
+	g.Expect(writes.Load()).To(BeZero(), "writes in steady state: %v", writes.Seen())
 }
-
-// writeCounter is envtest.WriteCounter under the names this package's
-// tests and benchmarks use: writes.n.Load() is the number of writes.
-type writeCounter struct{ n envtest.WriteCounter }
-
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper { return w.n.Wrap(rt) }
-
-// breakdown is the writes by method and resource.
-func (w *writeCounter) breakdown() map[string]int { return w.n.Breakdown() }
 
 // busy is the number of queued and running reconciles of the bootstrap
 // controllers, to compare with a baseline (see envtest.Busy).

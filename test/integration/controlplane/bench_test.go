@@ -13,6 +13,7 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // benchClusters is how many clusters the benchmark installs at once.
@@ -55,10 +56,10 @@ func benchOnce(b *testing.B, qps, i int) {
 		clusters[n] = tc
 	}
 
-	writes := &writeCounter{}
+	writes := &envtest.WriteCounter{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = float32(qps), qps*3/2
-	cfg.Wrap(writes.wrap)
+	cfg.Wrap(writes.Wrap)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	before := reconciles()[cpController]
@@ -88,7 +89,7 @@ func benchOnce(b *testing.B, qps, i int) {
 	}, 10*time.Minute, 100*time.Millisecond).Should(Equal(benchClusters))
 	all := time.Since(start)
 	b.StopTimer()
-	nWrites := writes.n.Load()
+	nWrites := writes.Load()
 	nReconciles := reconciles()[cpController] - before
 
 	lat := make([]time.Duration, 0, len(available))
@@ -101,7 +102,7 @@ func benchOnce(b *testing.B, qps, i int) {
 	b.ReportMetric(lat[len(lat)*99/100].Seconds(), "p99-s")
 	b.ReportMetric(nReconciles/benchClusters, "reconciles/cluster")
 	b.ReportMetric(float64(nWrites)/benchClusters, "writes/cluster")
-	b.Logf("qps=%d: writes by method and resource: %v", qps, writes.breakdown())
+	b.Logf("qps=%d: writes by method and resource: %v", qps, writes.Breakdown())
 	for _, tc := range clusters {
 		if errs := reconcileErrorsIn(tc.ns); len(errs) > 0 {
 			b.Errorf("reconcile errors in %s: %v", tc.ns, errs[:min(len(errs), 5)])

@@ -2,7 +2,6 @@ package controlplane_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -90,9 +89,9 @@ func TestRestartMidInstall(t *testing.T) {
 	stopB()
 
 	// Steady state: a fresh start reconciles everything and writes nothing.
-	writes := &writeCounter{}
+	writes := &envtest.WriteCounter{}
 	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(writes.wrap)
+	cfg.Wrap(writes.Wrap)
 	before, idle := reconciles(), busy()
 	stopC, err := startControlPlane(ctx, cfg, filter)
 	if err != nil {
@@ -103,20 +102,11 @@ func TestRestartMidInstall(t *testing.T) {
 		g.Expect(reconciles()[cpController] - before[cpController]).To(BeNumerically(">=", 1))
 		g.Expect(busy()).To(Equal(idle), "queued or running reconciles")
 	}, wait, tick).Should(Succeed())
-	g.Expect(writes.n.Load()).To(BeZero(), "writes in steady state: %v", writes.n.Seen())
+	g.Expect(writes.Load()).To(BeZero(), "writes in steady state: %v", writes.Seen())
 }
 
 // cpController is the control-plane controller's name in the metrics.
 const cpController = "openshiftassistedcontrolplane"
-
-// writeCounter is envtest.WriteCounter under the names this package's
-// tests and benchmarks use: writes.n.Load() is the number of writes.
-type writeCounter struct{ n envtest.WriteCounter }
-
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper { return w.n.Wrap(rt) }
-
-// breakdown is the writes by method and resource.
-func (w *writeCounter) breakdown() map[string]int { return w.n.Breakdown() }
 
 // reconciles sums controller-runtime's reconcile counter per controller
 // (over every manager of the process).
