@@ -50,6 +50,16 @@ const (
 	Trunks         Kind = "trunks"
 	Images         Kind = "images"
 	Volumes        Kind = "volumes"
+
+	SecurityGroupRules Kind = "security_group_rules"
+	Routers            Kind = "routers"
+	FloatingIPs        Kind = "floatingips"
+
+	LoadBalancers  Kind = "loadbalancers"
+	Listeners      Kind = "listeners"
+	Pools          Kind = "pools"
+	Members        Kind = "members"
+	HealthMonitors Kind = "healthmonitors"
 )
 
 // Quota names a limited resource.
@@ -64,7 +74,7 @@ const (
 
 // DefaultExtensions are the Neutron extensions enabled by default.
 var DefaultExtensions = []string{
-	"allowed-address-pairs", "binding", "port-security", "security-group",
+	"allowed-address-pairs", "binding", "external-net", "port-security", "router", "security-group",
 	"standard-attr-tag", "tag-creation", "trunk",
 }
 
@@ -91,6 +101,10 @@ type Cloud struct {
 	failing  map[string]object // server name -> Nova fault
 
 	buildReads, deleteReads, volumeReads int
+
+	lbSteps  int              // see SetLoadBalancerSteps
+	lbOps    map[string]*lbOp // by load balancer ID
+	disabled map[string]bool  // service types whose endpoint answers 404
 
 	faults []*Fault
 	log    []Request
@@ -127,6 +141,7 @@ func New(t testing.TB) *Cloud {
 		quota:      map[Quota]int{},
 		failing:    map[string]object{},
 		buildReads: 1, volumeReads: 1,
+		lbSteps: 1, lbOps: map[string]*lbOp{}, disabled: map[string]bool{},
 	}
 	c.routes()
 	c.srv = httptest.NewServer(c)
@@ -197,7 +212,9 @@ func (c *Cloud) FailServer(name string, code int, message string) {
 
 // SetExtensions replaces the enabled Neutron extensions (aliases). Without
 // "tag-creation", a port create with tags is refused; without
-// "standard-attr-tag", PUT .../tags is 404; without "trunk", trunks are 404.
+// "standard-attr-tag", PUT .../tags is 404; without "trunk", trunks are 404;
+// without "router" (layer 3), routers and floating IPs are 404, as on a
+// cloud whose Neutron has no L3 service plugin.
 func (c *Cloud) SetExtensions(aliases ...string) {
 	c.locked(func() { c.ext = slices.Clone(aliases) })
 }
@@ -428,8 +445,11 @@ func (c *Cloud) overQuota(q Quota, kind Kind) (bool, int) {
 
 // export deep-copies an object as the API shows it.
 func (c *Cloud) export(kind Kind, o object) map[string]any {
-	if kind == Servers {
+	switch kind {
+	case Servers:
 		o = c.renderServer(o)
+	case SecurityGroups:
+		o = c.renderGroup(o)
 	}
 	b, err := json.Marshal(o)
 	if err != nil {

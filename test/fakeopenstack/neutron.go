@@ -15,7 +15,11 @@ import (
 // collections maps URL collections to kinds.
 var collections = map[string]Kind{
 	"networks": Networks, "subnets": Subnets, "security-groups": SecurityGroups, "ports": Ports, "trunks": Trunks,
+	"security-group-rules": SecurityGroupRules, "routers": Routers, "floatingips": FloatingIPs,
 }
+
+// singular is the key of one object of a kind in Neutron's answers.
+func singular(kind Kind) string { return strings.TrimSuffix(string(kind), "s") }
 
 func (c *Cloud) hasExt(alias string) bool { return slices.Contains(c.ext, alias) }
 
@@ -23,7 +27,7 @@ func (c *Cloud) hasExt(alias string) bool { return slices.Contains(c.ext, alias)
 // does not serve it (trunks need the trunk extension).
 func (c *Cloud) collection(r *http.Request) (Kind, *apiError) {
 	kind, ok := collections[r.PathValue("collection")]
-	if !ok || kind == Trunks && !c.hasExt("trunk") {
+	if !ok || kind == Trunks && !c.hasExt("trunk") || (kind == Routers || kind == FloatingIPs) && !c.l3() {
 		return "", neutronError(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
 	}
 	return kind, nil
@@ -44,8 +48,8 @@ func (c *Cloud) listNeutron(r *http.Request) (int, any, *apiError) {
 	}
 	out := []object{}
 	for _, o := range c.objs[kind] {
-		if matches(o, r.URL.Query()) {
-			out = append(out, o)
+		if visible(kind, o) && matches(o, r.URL.Query()) {
+			out = append(out, c.render(kind, o))
 		}
 	}
 	return http.StatusOK, object{string(kind): out}, nil
@@ -99,10 +103,10 @@ func (c *Cloud) getNeutron(r *http.Request) (int, any, *apiError) {
 		return 0, nil, err
 	}
 	o := c.get(kind, r.PathValue("id"))
-	if o == nil {
+	if o == nil || !visible(kind, o) {
 		return 0, nil, neutronError(http.StatusNotFound, "NotFound", "%s %s could not be found.", kind, r.PathValue("id"))
 	}
-	return http.StatusOK, object{strings.TrimSuffix(string(kind), "s"): o}, nil
+	return http.StatusOK, object{singular(kind): c.render(kind, o)}, nil
 }
 
 func newSubnet(networkID, name, cidr string) (object, error) {
@@ -259,8 +263,13 @@ func (c *Cloud) createPort(r *http.Request) (int, any, *apiError) {
 
 func (c *Cloud) deletePort(r *http.Request) (int, any, *apiError) {
 	id := r.PathValue("id")
-	if c.get(Ports, id) == nil {
+	p := c.get(Ports, id)
+	if p == nil || !visible(Ports, p) {
 		return 0, nil, neutronError(http.StatusNotFound, "PortNotFound", "Port %s could not be found.", id)
+	}
+	if o := str(p["device_owner"]); o == ownerRouterInterface || o == ownerRouterGateway || o == ownerFloatingIP {
+		return 0, nil, neutronError(http.StatusConflict, "ServicePortInUse",
+			"Port %s cannot be deleted directly via the port API: has device owner %s.", id, o)
 	}
 	for _, t := range c.objs[Trunks] {
 		if t["port_id"] == id {
@@ -268,8 +277,22 @@ func (c *Cloud) deletePort(r *http.Request) (int, any, *apiError) {
 				"Port %s is currently a parent port for trunk %s.", id, t["id"])
 		}
 	}
+	// A floating IP on the port stays allocated, detached.
+	for _, f := range c.objs[FloatingIPs] {
+		if f["port_id"] == id {
+			disassociate(f)
+		}
+	}
 	c.remove(Ports, id)
 	return http.StatusNoContent, nil, nil
+}
+
+// render is an object as the API shows it.
+func (c *Cloud) render(kind Kind, o object) object {
+	if kind == SecurityGroups {
+		return c.renderGroup(o)
+	}
+	return o
 }
 
 func (c *Cloud) createTrunk(r *http.Request) (int, any, *apiError) {

@@ -118,6 +118,11 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			reply(sw, f.Status, object{"error": object{"code": f.Status, "message": "injected: " + http.StatusText(f.Status)}})
 		}
+	} else if c.disabledPath(r.URL.Path) {
+		// A catalog entry with nothing behind it: the web server's 404.
+		sw.Header().Set("Content-Type", "text/html")
+		sw.WriteHeader(http.StatusNotFound)
+		_, _ = sw.Write([]byte("<html><body><h1>404 Not Found</h1></body></html>"))
 	} else if !c.public(r) && !c.tokens[r.Header.Get("X-Auth-Token")] {
 		reply(sw, http.StatusUnauthorized, object{"error": object{"code": 401, "title": "Unauthorized",
 			"message": "The request you have made requires authentication."}})
@@ -125,6 +130,9 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("X-OpenStack-Nova-API-Version"); v != "" && strings.HasPrefix(r.URL.Path, "/compute/") {
 			w.Header().Set("X-OpenStack-Nova-API-Version", v)
 			w.Header().Set("OpenStack-API-Version", "compute "+v)
+		}
+		if strings.HasPrefix(r.URL.Path, "/load-balancer/") {
+			c.advanceLoadBalancers()
 		}
 		c.mux.ServeHTTP(sw, r)
 	}
