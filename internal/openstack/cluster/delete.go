@@ -30,6 +30,10 @@ func DeleteLoadBalancer(ctx context.Context, s Scope, req Request, lbID string) 
 	name := req.LoadBalancerName()
 	list, err := s.Clients.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{Name: name, ProjectID: s.Clients.ProjectID})
 	if err != nil {
+		if serviceMissing(err) {
+			s.Log.Info("The load-balancer endpoint answers 404; nothing to delete there", "loadBalancer", name)
+			return "", nil
+		}
 		return lbID, clients.Classify(err, "looking up load balancer "+name)
 	}
 	for _, lb := range list {
@@ -71,11 +75,23 @@ func deletePortsNamed(ctx context.Context, s Scope, name string) error {
 	return nil
 }
 
+// serviceMissing reports whether a list request failed with 404: the
+// collection itself does not exist, because the cloud lacks the optional
+// API (Neutron without the layer-3 extension, an Octavia endpoint with
+// nothing behind it). Nothing can exist there, so there is nothing to
+// delete, and deletion must not wait for an API that will never come.
+func serviceMissing(err error) bool {
+	return clients.Classify(err, "").Reason == clients.ReasonNotFound
+}
+
 // DeleteFloatingIPs releases the floating IPs the provider allocated (by
 // description); an address the user gave is kept.
 func DeleteFloatingIPs(ctx context.Context, s Scope, req Request, description, userAddress string) error {
 	list, err := s.Clients.NetworkInfra.ListFloatingIPs(ctx, floatingips.ListOpts{Description: description, ProjectID: s.Clients.ProjectID})
 	if err != nil {
+		if serviceMissing(err) {
+			return nil
+		}
 		return clients.Classify(err, "looking up floating IPs")
 	}
 	for _, f := range list {
@@ -114,6 +130,9 @@ func DeleteRouter(ctx context.Context, s Scope, req Request, subnetID string) er
 	}
 	list, err := s.Clients.NetworkInfra.ListRouters(ctx, q)
 	if err != nil {
+		if serviceMissing(err) {
+			return nil
+		}
 		return clients.Classify(err, "looking up the router")
 	}
 	for _, rt := range list {

@@ -51,6 +51,27 @@ func (r Request) UseLoadBalancer(s Scope) (bool, error) {
 	return true, nil
 }
 
+// UsesFloatingIPs reports, from the spec and the status, whether the
+// cluster may hold floating IPs: an external network is enabled and was
+// found (ext), or the status cannot say (never completed, or lost). A
+// cluster without floating IPs makes no floating-IP call, so a cloud
+// without Neutron's layer-3 extension serves it.
+func (r Request) UsesFloatingIPs(ext *infrav1.NetworkStatus, statusComplete bool) bool {
+	if !r.externalEnabled() {
+		return false
+	}
+	return ext != nil || !statusComplete
+}
+
+// APIFloatingIPPossible reports whether the API endpoint may have a
+// floating IP (see UsesFloatingIPs).
+func (r Request) APIFloatingIPPossible(ext *infrav1.NetworkStatus, statusComplete bool) bool {
+	if a := r.Spec.APIServer; a != nil && a.EnableFloatingIP != nil && !*a.EnableFloatingIP {
+		return false
+	}
+	return r.UsesFloatingIPs(ext, statusComplete)
+}
+
 // floatingIPWanted reports whether the API gets a floating IP.
 func (r Request) floatingIPWanted(ext *infrav1.NetworkStatus) bool {
 	if ext == nil {
@@ -130,7 +151,14 @@ func ensureLoadBalancer(ctx context.Context, s Scope, req Request, net *infrav1.
 		}
 		switch len(list) {
 		case 0:
-			created, err := createLoadBalancer(ctx, s, req, net)
+			// A load balancer recreated after it vanished keeps the old
+			// VIP when that is the endpoint (no floating IP in front of
+			// it): the endpoint is in every kubeconfig and certificate.
+			vip := ""
+			if known != nil && !req.floatingIPWanted(ext) {
+				vip = known.InternalIP
+			}
+			created, err := createLoadBalancer(ctx, s, req, net, vip)
 			if err != nil {
 				return known, err
 			}
@@ -186,7 +214,7 @@ func lbStatus(req Request, lb *loadbalancers.LoadBalancer) *infrav1.LoadBalancer
 	return st
 }
 
-func createLoadBalancer(ctx context.Context, s Scope, req Request, net *infrav1.NetworkStatusWithSubnets) (*loadbalancers.LoadBalancer, error) {
+func createLoadBalancer(ctx context.Context, s Scope, req Request, net *infrav1.NetworkStatusWithSubnets, vip string) (*loadbalancers.LoadBalancer, error) {
 	name := req.LoadBalancerName()
 	mlb := &infrav1.ManagedLoadBalancer{}
 	if a := req.Spec.APIServer; a != nil && a.ManagedLoadBalancer != nil {
@@ -204,6 +232,7 @@ func createLoadBalancer(ctx context.Context, s Scope, req Request, net *infrav1.
 	default:
 		return nil, terminal(clients.ReasonInvalidSpec, "the load balancer needs a subnet: the cluster has no network, so set apiServer.managedLoadBalancer.subnets (by id)")
 	}
+	opts.VipAddress = vip
 	if a := req.Spec.APIServer; a != nil && a.FixedIP != nil {
 		opts.VipAddress = *a.FixedIP
 	}

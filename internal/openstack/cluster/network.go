@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -84,9 +85,31 @@ func EnsureExternalNetwork(ctx context.Context, s Scope, req Request, known *inf
 // EnsureNetwork creates (or adopts by name) the managed network and
 // subnet, or finds the existing network and its subnets. Nil means the
 // cluster has no network of its own: machines name theirs.
+//
+// A network known from the status is read (one GET) rather than trusted:
+// when it, or one of its subnets, is gone, a managed network is created
+// again (or adopted by name) and an existing one is looked up again by the
+// spec, which reports it NotFound until the user fixes it. The answer is
+// the same on every pass, so a pass never undoes the previous one.
 func EnsureNetwork(ctx context.Context, s Scope, req Request, known *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
 	if known != nil && len(known.Subnets) > 0 {
-		return known, nil
+		there, err := stillThere(ctx, s, known)
+		if err != nil {
+			return known, err
+		}
+		if there {
+			return known, nil
+		}
+		s.Log.Info("The cluster network is gone from OpenStack", "network", known.Name, "id", known.ID)
+		if !req.managed() && req.Spec.Network != nil {
+			net, err := findNetwork(ctx, s, req)
+			if err != nil {
+				if e := clients.Classify(err, ""); e.Reason == clients.ReasonNotFound {
+					return nil, terminal(clients.ReasonNotFound, "network %s (%s) no longer exists in OpenStack: %s", known.Name, known.ID, e.Message)
+				}
+			}
+			return net, err
+		}
 	}
 	switch {
 	case req.managed():
@@ -95,6 +118,23 @@ func EnsureNetwork(ctx context.Context, s Scope, req Request, known *infrav1.Net
 		return findNetwork(ctx, s, req)
 	}
 	return nil, nil
+}
+
+// stillThere reports whether a network and all its known subnets exist.
+func stillThere(ctx context.Context, s Scope, known *infrav1.NetworkStatusWithSubnets) (bool, error) {
+	net, err := s.Clients.NetworkInfra.GetNetwork(ctx, known.ID)
+	if err != nil {
+		if e := clients.Classify(err, "reading network "+known.Name); e.Reason != clients.ReasonNotFound {
+			return false, e
+		}
+		return false, nil
+	}
+	for _, sn := range known.Subnets {
+		if !slices.Contains(net.Subnets, sn.ID) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // LookupManagedNetwork finds the managed network and subnet by name
@@ -129,7 +169,7 @@ func managedNetwork(ctx context.Context, s Scope, req Request, create bool) (*in
 			return nil, clients.Classify(err, "creating network "+name)
 		}
 		s.Log.Info("Created network", "network", name, "id", net.ID)
-		if err := tag(ctx, s, "networks", net.ID, req.Spec.Tags); err != nil {
+		if err := tag(ctx, s, "networks", net.ID, req.Spec.Tags, &net.Tags); err != nil {
 			return nil, err
 		}
 	case 1:
@@ -163,7 +203,7 @@ func managedNetwork(ctx context.Context, s Scope, req Request, create bool) (*in
 			return out, clients.Classify(err, "creating subnet "+name)
 		}
 		s.Log.Info("Created subnet", "subnet", name, "id", sub.ID)
-		if err := tag(ctx, s, "subnets", sub.ID, req.Spec.Tags); err != nil {
+		if err := tag(ctx, s, "subnets", sub.ID, req.Spec.Tags, &sub.Tags); err != nil {
 			return out, err
 		}
 	case 1:
@@ -254,7 +294,18 @@ func EnsureRouter(ctx context.Context, s Scope, req Request, net *infrav1.Networ
 		return nil, nil
 	}
 	if known != nil {
-		return known, nil
+		// Read, not trusted: a router deleted out of band is looked up
+		// again below (and recreated when it is the provider's).
+		list, err := s.Clients.NetworkInfra.ListRouters(ctx, routers.ListOpts{ID: known.ID})
+		if err != nil {
+			if e := clients.Classify(err, "reading router "+known.Name); e.Reason != clients.ReasonNotFound {
+				return known, e
+			}
+		}
+		if len(list) == 1 {
+			return known, nil
+		}
+		s.Log.Info("The cluster router is gone from OpenStack", "router", known.Name, "id", known.ID)
 	}
 	var rt *routers.Router
 	if p := req.Spec.Router; p != nil {
@@ -292,7 +343,7 @@ func EnsureRouter(ctx context.Context, s Scope, req Request, net *infrav1.Networ
 				return nil, clients.Classify(err, "creating router "+name)
 			}
 			s.Log.Info("Created router", "router", name, "id", rt.ID)
-			if err := tag(ctx, s, "routers", rt.ID, req.Spec.Tags); err != nil {
+			if err := tag(ctx, s, "routers", rt.ID, req.Spec.Tags, &rt.Tags); err != nil {
 				return nil, err
 			}
 		case 1:
@@ -318,7 +369,10 @@ func EnsureRouter(ctx context.Context, s Scope, req Request, net *infrav1.Networ
 
 // tag replaces the tags of a new resource (Neutron of Zed ignores tags in
 // create requests). Nothing to do without tags.
-func tag(ctx context.Context, s Scope, resource, id string, tags []string) error {
+//
+// On success *recorded becomes the tags, so that the status of a created
+// resource says what a later adoption by name would read.
+func tag(ctx context.Context, s Scope, resource, id string, tags []string, recorded *[]string) error {
 	if len(tags) == 0 {
 		return nil
 	}
@@ -332,5 +386,6 @@ func tag(ctx context.Context, s Scope, resource, id string, tags []string) error
 	if err := s.Clients.Network.ReplaceAllTags(ctx, resource, id, tags); err != nil {
 		return clients.Classify(err, "tagging "+resource+" "+id)
 	}
+	*recorded = slices.Clone(tags)
 	return nil
 }

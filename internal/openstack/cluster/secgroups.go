@@ -171,7 +171,7 @@ func EnsureSecurityGroups(ctx context.Context, s Scope, req Request) (SecurityGr
 				return out, clients.Classify(err, "creating security group "+name)
 			}
 			s.Log.Info("Created security group", "securityGroup", name, "id", created.ID)
-			if err := tag(ctx, s, "security-groups", created.ID, req.Spec.Tags); err != nil {
+			if err := tag(ctx, s, "security-groups", created.ID, req.Spec.Tags, &created.Tags); err != nil {
 				return out, err
 			}
 			g = *created
