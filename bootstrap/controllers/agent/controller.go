@@ -28,6 +28,7 @@ import (
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/freshness"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
+	"github.com/ocp-capi/ocp-capi/bootstrap/internal/gate"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
@@ -84,15 +85,21 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Complete(r)
 }
 
-// installStateChanged passes AgentClusterInstall state changes: the
-// day-1/day-2 gate opens on them.
+// installStateChanged passes AgentClusterInstall changes of state or of
+// the day-1/day-2 gate's decision (which also reads its conditions in state
+// ready): the gate opens on them.
 func installStateChanged() predicate.Funcs {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, ok1 := e.ObjectOld.(*hiveextv1beta1.AgentClusterInstall)
 			n, ok2 := e.ObjectNew.(*hiveextv1beta1.AgentClusterInstall)
-			return ok1 && ok2 && o.Status.DebugInfo.State != n.Status.DebugInfo.State
+			if !ok1 || !ok2 {
+				return false
+			}
+			oldOpen, _ := gate.WorkerMayJoin(o.Status)
+			newOpen, _ := gate.WorkerMayJoin(n.Status)
+			return o.Status.DebugInfo.State != n.Status.DebugInfo.State || oldOpen != newOpen
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

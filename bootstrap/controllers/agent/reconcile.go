@@ -111,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if aci == nil {
 			approve = false
 		} else {
-			approve, _ = gate.WorkerMayJoin(aci.Status.DebugInfo.State)
+			approve, _ = gate.WorkerMayJoin(aci.Status)
 		}
 	}
 	desired, specErr := agentspec.Build(agentspec.Input{

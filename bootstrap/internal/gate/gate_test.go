@@ -1,20 +1,91 @@
 package gate
 
-import "testing"
+import (
+	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
+	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+)
+
+func status(state string, conds ...hivev1.ClusterInstallCondition) hiveextv1beta1.AgentClusterInstallStatus {
+	st := hiveextv1beta1.AgentClusterInstallStatus{Conditions: conds}
+	st.DebugInfo.State = state
+	return st
+}
+
+func cond(t hivev1.ClusterInstallConditionType, s corev1.ConditionStatus, reason string) hivev1.ClusterInstallCondition {
+	return hivev1.ClusterInstallCondition{Type: t, Status: s, Reason: reason, Message: reason + " message"}
+}
+
+var (
+	reqMet     = hivev1.ClusterInstallRequirementsMet
+	completed  = hivev1.ClusterInstallCompleted
+	notStarted = cond(completed, corev1.ConditionFalse, "InstallationNotStarted")
+)
+
+// TestWorkerMayJoin is the gate's table. The rows marked "defect 3" are
+// the deadlock of issue 15: assisted-service's "ready" with the
+// installation still waiting for Agents or approvals must let workers in,
+// or their Agents never register and the installation never starts.
 func TestWorkerMayJoin(t *testing.T) {
-	for state, want := range map[string]bool{
-		"": true, StateInsufficient: true, StatePendingForInput: true, StateAddingHosts: true,
-		StateReady: false, StatePreparingForInstallation: false, StateInstalling: false,
-		StateInstallingPendingUser: false, StateFinalizing: false, StateInstalled: false,
-		StateError: false, StateCancelled: false, "something-new": false,
+	for _, tc := range []struct {
+		name string
+		st   hiveextv1beta1.AgentClusterInstallStatus
+		want bool
+	}{
+		{"no status yet", status(""), true},
+		{"assisted-service cannot report (conditions Unknown)", status("", cond(completed, corev1.ConditionUnknown, "NotAvailable")), true},
+		{"insufficient", status(StateInsufficient, cond(reqMet, corev1.ConditionFalse, "ClusterNotReady"), notStarted), true},
+		{"pending-for-input", status(StatePendingForInput, cond(reqMet, corev1.ConditionFalse, "ClusterNotReady"), notStarted), true},
+		{"defect 3: ready, waiting for workers", status(StateReady, cond(reqMet, corev1.ConditionFalse, "InsufficientAgents"), notStarted), true},
+		{"defect 3: ready, waiting for approvals", status(StateReady, cond(reqMet, corev1.ConditionFalse, "UnapprovedAgents"), notStarted), true},
+		{"ready, an Agent with a spec error", status(StateReady, cond(reqMet, corev1.ConditionFalse, "UnsyncedAgents"), notStarted), true},
+		{"defect 3: ready, conditions not written yet", status(StateReady), true},
+		{"ready, every required Agent in: starting without this worker",
+			status(StateReady, cond(reqMet, corev1.ConditionTrue, "ClusterIsReady"), notStarted), false},
+		{"ready, all in, on hold", status(StateReady, cond(reqMet, corev1.ConditionTrue, "ClusterIsReady"),
+			cond(completed, corev1.ConditionFalse, "InstallationOnHold")), false},
+		{"preparing-for-installation", status(StatePreparingForInstallation), false},
+		{"installing", status(StateInstalling, cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
+		{"installing-pending-user-action", status(StateInstallingPendingUser), false},
+		{"finalizing", status(StateFinalizing), false},
+		{"installed, not yet open for day 2", status(StateInstalled, cond(completed, corev1.ConditionTrue, "InstallationCompleted")), false},
+		{"adding-hosts", status(StateAddingHosts, cond(completed, corev1.ConditionTrue, "InstallationCompleted")), true},
+		{"error", status(StateError, cond(completed, corev1.ConditionFalse, "InstallationFailed")), false},
+		{"cancelled", status(StateCancelled), false},
+		{"unknown state, not started", status("something-new", notStarted), true},
+		{"unknown state, in progress", status("something-new", cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
+		{"unknown state, completed", status("something-new", cond(completed, corev1.ConditionTrue, "InstallationCompleted")), false},
+		{"unknown state, no conditions", status("something-new"), false},
+		{"no state, but in progress", status("", cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
 	} {
-		got, msg := WorkerMayJoin(state)
-		if got != want {
-			t.Errorf("%q: %v, want %v", state, got, want)
-		}
-		if !got && msg == "" {
-			t.Errorf("%q: gated without a message", state)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, msg := WorkerMayJoin(tc.st)
+			if got != tc.want {
+				t.Errorf("state %q %v: may join %v, want %v (%s)", tc.st.DebugInfo.State, tc.st.Conditions, got, tc.want, msg)
+			}
+			if !got && msg == "" {
+				t.Error("gated without a message")
+			}
+			if got && msg != "" {
+				t.Errorf("not gated, yet a message: %s", msg)
+			}
+		})
 	}
+}
+
+// FuzzWorkerMayJoin: any state and condition never panics, and a refusal
+// always says why.
+func FuzzWorkerMayJoin(f *testing.F) {
+	f.Add(StateReady, "RequirementsMet", "True", "ClusterIsReady")
+	f.Add("", "Completed", "Unknown", "NotAvailable")
+	f.Fuzz(func(t *testing.T, state, typ, st, reason string) {
+		ok, msg := WorkerMayJoin(status(state, hivev1.ClusterInstallCondition{Type: hivev1.ClusterInstallConditionType(typ),
+			Status: corev1.ConditionStatus(st), Reason: reason}))
+		if !ok && msg == "" {
+			t.Errorf("%q %q %q %q: gated without a message", state, typ, st, reason)
+		}
+	})
 }
