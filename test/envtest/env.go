@@ -69,6 +69,9 @@ type Environment struct {
 	Client client.Client
 	Scheme *runtime.Scheme
 	Paths  Paths
+	// Guard sees every write made through ControllerConfig; TestMain ends
+	// with Guard.Finish so that a reconcile loop fails the suite.
+	Guard *LoopGuard
 
 	env  *crenvtest.Environment
 	crds []CRD
@@ -135,8 +138,12 @@ func Start(opts Options) (*Environment, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	return &Environment{Config: cfg, Client: cl, Scheme: s, Paths: paths, env: env, crds: crds}, nil
+	return &Environment{Config: cfg, Client: cl, Scheme: s, Paths: paths, Guard: NewLoopGuard(), env: env, crds: crds}, nil
 }
+
+// ControllerConfig is a copy of Config for the controllers under test:
+// their writes pass the loop guard (Guard). Tests and stand-ins use Config.
+func (e *Environment) ControllerConfig() *rest.Config { return e.Guard.WrapConfig(e.Config) }
 
 // Stop stops the API server and etcd.
 func (e *Environment) Stop() error {
