@@ -72,8 +72,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
-	if err := cluster.DeleteFloatingIPs(ctx, s, req, req.BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
-		return r.deleteOutcome(osc, "releasing the bastion's floating IP", err)
+	// Only what the cluster used (by its spec and status) is looked up:
+	// the floating-IP, router and load-balancer APIs are optional in
+	// OpenStack, and a cluster that never needed one must be deletable
+	// on a cloud without it (docs/openstack/cluster.md, Deletion).
+	complete := osc.Status.Initialization != nil && ptr.Deref(osc.Status.Initialization.Provisioned, false)
+	if osc.Spec.Bastion != nil && req.UsesFloatingIPs(osc.Status.ExternalNetwork, complete) {
+		if err := cluster.DeleteFloatingIPs(ctx, s, req, req.BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
+			return r.deleteOutcome(osc, "releasing the bastion's floating IP", err)
+		}
 	}
 	osc.Status.Bastion = nil
 
@@ -83,9 +90,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 	if lb := osc.Status.APIServerLoadBalancer; lb != nil {
 		lbID = lb.ID
 	}
-	step("deleting the API load balancer")
-	if _, err = cluster.DeleteLoadBalancer(ctx, s, req, lbID); err != nil {
-		return r.deleteOutcome(osc, "deleting the load balancer", err)
+	if useLB, _ := req.UseLoadBalancer(s); useLB || lbID != "" {
+		step("deleting the API load balancer")
+		if _, err = cluster.DeleteLoadBalancer(ctx, s, req, lbID); err != nil {
+			return r.deleteOutcome(osc, "deleting the load balancer", err)
+		}
 	}
 	osc.Status.APIServerLoadBalancer = nil
 
@@ -94,8 +103,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 	if a := osc.Spec.APIServer; a != nil {
 		userAPIFIP = ptr.Deref(a.FloatingIP, "")
 	}
-	if err := cluster.DeleteFloatingIPs(ctx, s, req, req.APIFloatingIPDescription(), userAPIFIP); err != nil {
-		return r.deleteOutcome(osc, "releasing the API floating IP", err)
+	if req.APIFloatingIPPossible(osc.Status.ExternalNetwork, complete) {
+		if err := cluster.DeleteFloatingIPs(ctx, s, req, req.APIFloatingIPDescription(), userAPIFIP); err != nil {
+			return r.deleteOutcome(osc, "releasing the API floating IP", err)
+		}
 	}
 
 	// 5. The router.
@@ -134,12 +145,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 	return ctrl.Result{}, nil
 }
 
-// deleteOutcome reports a deletion step that failed or waits.
+// deleteOutcome reports a deletion step that failed or waits: Deleting
+// stays True, its reason saying whether the step waits, is retried or
+// failed (conditions.DeleteOutcome), so Ready shows what blocks deletion.
 func (r *Reconciler) deleteOutcome(osc *infrav1.OpenStackCluster, what string, err error) (ctrl.Result, error) {
-	res, rerr, _ := conditions.Outcome(osc, clusterv1.DeletingCondition, err)
-	// Still deleting, whatever the step says: keep Deleting True with the
-	// step's message.
-	conditions.MarkTrue(osc, clusterv1.DeletingCondition, what+": "+err.Error(), clusterv1.DeletingReason)
+	res, rerr, _ := conditions.DeleteOutcome(osc, what, err)
 	return res, rerr
 }
 

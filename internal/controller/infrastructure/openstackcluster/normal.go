@@ -15,7 +15,6 @@ import (
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/scope"
 )
@@ -63,10 +62,15 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	s := scope.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
 	req := request(osc)
 
-	if settled(osc) {
-		if err := r.checkHealth(ctx, s, osc); err != nil {
-			return r.outcome(osc, infrav1.NetworkReadyCondition, err)
-		}
+	// A settled cluster that still looks healthy costs one read. Anything
+	// else (the read failed, or found the network gone or the load
+	// balancer in ERROR) runs the full pass below, which reads what the
+	// status names instead of trusting it: what is gone is recreated when
+	// it is ours, or reported, and on the condition of the step it
+	// belongs to. Reporting from here instead would disagree with the
+	// full pass that the status write triggers, and the two would undo
+	// each other for ever.
+	if settled(osc) && r.healthy(ctx, s, osc) {
 		return r.reconcileBastion(ctx, s, osc, c)
 	}
 
@@ -78,6 +82,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	osc.Status.ExternalNetwork = ext
 
 	// Network and subnet.
+	prev := osc.Status.Network.DeepCopy()
 	net, err := cluster.EnsureNetwork(ctx, s, req, osc.Status.Network)
 	if net != nil {
 		osc.Status.Network = net
@@ -91,8 +96,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, fmt.Sprintf("network %s", net.Name))
 	}
 
-	// Router.
-	rt, err := cluster.EnsureRouter(ctx, s, req, net, ext, osc.Status.Router)
+	// Router. A network created anew needs the router's interface again:
+	// look the router up as on a first pass.
+	knownRouter := osc.Status.Router
+	if prev != nil && !sameSubnets(prev, net) {
+		knownRouter = nil
+	}
+	rt, err := cluster.EnsureRouter(ctx, s, req, net, ext, knownRouter)
 	if err != nil {
 		return r.outcome(osc, infrav1.RouterReadyCondition, err)
 	}
@@ -150,26 +160,35 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	return r.reconcileBastion(ctx, s, osc, c)
 }
 
-// checkHealth is the one read of a settled cluster: its load balancer, or
-// its network.
-func (r *Reconciler) checkHealth(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster) error {
+// healthy is the one read of a settled cluster: its load balancer exists
+// and is not in ERROR (a PENDING_UPDATE while members change is fine), or,
+// without one, its network exists. Any failure, transient ones included,
+// sends the pass through the full reconcile, which reports it on the
+// right condition.
+func (r *Reconciler) healthy(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster) bool {
 	if lb := osc.Status.APIServerLoadBalancer; lb != nil && s.Clients.LoadBalancer != nil {
 		got, err := s.Clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
-		if err != nil {
-			return clients.Classify(err, "reading load balancer "+lb.Name)
-		}
-		if got.ProvisioningStatus == "ERROR" {
-			return &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec,
-				Message: fmt.Sprintf("load balancer %s is in ERROR in Octavia", lb.Name)}
-		}
-		return nil
+		return err == nil && got.ProvisioningStatus != "ERROR"
 	}
 	if n := osc.Status.Network; n != nil {
-		if _, err := s.Clients.NetworkInfra.GetNetwork(ctx, n.ID); err != nil {
-			return clients.Classify(err, "reading network "+n.Name)
+		_, err := s.Clients.NetworkInfra.GetNetwork(ctx, n.ID)
+		return err == nil
+	}
+	return true
+}
+
+// sameSubnets reports whether the cluster network is still the one the
+// status named.
+func sameSubnets(prev, now *infrav1.NetworkStatusWithSubnets) bool {
+	if now == nil || prev.ID != now.ID || len(prev.Subnets) != len(now.Subnets) {
+		return false
+	}
+	for i := range prev.Subnets {
+		if prev.Subnets[i].ID != now.Subnets[i].ID {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 func (r *Reconciler) outcome(osc *infrav1.OpenStackCluster, step string, err error) (ctrl.Result, error) {
