@@ -43,6 +43,10 @@ var suite = crdcompat.Suite{
 				"rather than by name only"},
 			{Path: "status.resources.ports[].macAddress", Reason: "the MAC address of each created port, for hosts that register by MAC"},
 		},
+		"OpenStackMachine": {
+			{Path: "status.apiServerLoadBalancerID", Reason: "the API load balancer a control-plane machine joined, so that it joins " +
+				"again when the load balancer is recreated"},
+		},
 	},
 	StatusOmissions: map[string][]allowed{
 		"OpenStackServer": {

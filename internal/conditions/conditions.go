@@ -7,9 +7,11 @@ package conditions
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -20,6 +22,9 @@ import (
 const (
 	PendingReason = "Pending"
 	ReadyReason   = "Ready"
+	// DeletionFailedReason: a deletion step failed with an error that only
+	// a change (of the cloud, the credentials, the spec) will fix.
+	DeletionFailedReason = "DeletionFailed"
 )
 
 // TerminalRetry is how long a resource with a terminal error waits before
@@ -100,5 +105,44 @@ func Outcome(obj capiconditions.Setter, t string, err error) (ctrl.Result, error
 		return ctrl.Result{}, err, false
 	}
 	MarkFalse(obj, t, e.Reason, e.Message)
+	return ctrl.Result{RequeueAfter: TerminalRetry}, nil, true
+}
+
+// DeleteOutcome records what a failed or unfinished deletion step means
+// for the Deleting condition and returns how to requeue, as Outcome does.
+// Deleting stays True whatever happened, because the object IS going away
+// and Deleting has negative polarity: a False Deleting would read as
+// healthy in the Ready summary and hide why the deletion is stuck. The
+// reason says what holds it up:
+//   - waiting: CAPI's Deleting reason with the wait's message;
+//   - transient error: the error's reason (OpenStackUnavailable, ...),
+//     retried with backoff;
+//   - terminal error: DeletionFailed, the error's reason and message in the
+//     message, retried after TerminalRetry.
+//
+// what names the step for the message ("deleting the router"); it may be
+// empty.
+func DeleteOutcome(obj capiconditions.Setter, what string, err error) (ctrl.Result, error, bool) {
+	prefix := ""
+	if what != "" {
+		prefix = what + ": "
+	}
+	var w Waiting
+	if errors.As(err, &w) {
+		MarkTrue(obj, clusterv1.DeletingCondition, prefix+w.Error(), clusterv1.DeletingReason)
+		return ctrl.Result{RequeueAfter: w.WaitAfter()}, nil, false
+	}
+	e := clients.Classify(err, "")
+	if e.Class == clients.Transient {
+		MarkTrue(obj, clusterv1.DeletingCondition, prefix+e.Message, e.Reason)
+		switch {
+		case e.RetryAfter > 0:
+			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil, false
+		case e.Reason == clients.ReasonConflict:
+			return ctrl.Result{RequeueAfter: ConflictRetry}, nil, false
+		}
+		return ctrl.Result{}, err, false
+	}
+	MarkTrue(obj, clusterv1.DeletingCondition, fmt.Sprintf("%s%s (%s); retried every %s and whenever the object changes", prefix, e.Message, e.Reason, TerminalRetry), DeletionFailedReason)
 	return ctrl.Result{RequeueAfter: TerminalRetry}, nil, true
 }

@@ -79,6 +79,11 @@ const (
 	WaitingForDependenciesReason = "WaitingForDependencies"
 	// DeletingReason: the resource is being deleted.
 	DeletingReason = "Deleting"
+	// DeletionFailedReason (on Deleting, which stays True, and on the
+	// machine's InstanceReady): a deletion step failed with a terminal
+	// error (forbidden, rejected); the message names the step and the
+	// error. Retried every five minutes and whenever the object changes.
+	DeletionFailedReason = "DeletionFailed"
 
 	// Transient: the controller retries with backoff and never gives up.
 
@@ -133,4 +138,13 @@ const (
 	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
 	// WaitingForServerReason: the OpenStackServer has not reported yet.
 	WaitingForServerReason = "WaitingForServer"
+)
+
+// Reasons of APIServerIngressReady.
+const (
+	// WaitingForAPILoadBalancerReason: the cluster's API load balancer is
+	// being built or rebuilt (its APIEndpointReady is not True); the
+	// machine joins it once it is ready. A rebuilt load balancer has new
+	// pools, so membership is checked again for it.
+	WaitingForAPILoadBalancerReason = "WaitingForAPILoadBalancer"
 )

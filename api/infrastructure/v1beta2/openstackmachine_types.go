@@ -118,7 +118,16 @@ type OpenStackMachineStatus struct {
 	// +optional
 	Addresses []clusterv1.MachineAddress `json:"addresses,omitempty"`
 
-	// conditions: Ready (summary), InstanceReady, Paused.
+	// apiServerLoadBalancerID is the ID of the cluster's API load balancer
+	// whose pools this control-plane machine was last made a member of.
+	// When the cluster's load balancer is another one (it was deleted and
+	// recreated), the machine joins the new one's pools and
+	// APIServerIngressReady is not True until it has.
+	// +optional
+	APIServerLoadBalancerID *string `json:"apiServerLoadBalancerID,omitempty"`
+
+	// conditions: Ready (summary), InstanceReady, APIServerIngressReady,
+	// Paused.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32

@@ -1229,6 +1229,11 @@ func (in *OpenStackMachineStatus) DeepCopyInto(out *OpenStackMachineStatus) {
 		*out = make([]corev1beta2.MachineAddress, len(*in))
 		copy(*out, *in)
 	}
+	if in.APIServerLoadBalancerID != nil {
+		in, out := &in.APIServerLoadBalancerID, &out.APIServerLoadBalancerID
+		*out = new(string)
+		**out = **in
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

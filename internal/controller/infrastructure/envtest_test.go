@@ -60,6 +60,10 @@ var (
 	}
 	machineConditions  = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition, clusterv1.PausedCondition}
 	templateConditions = []string{infrav1.ReadyCondition, infrav1.CapacityResolvedCondition}
+	clusterConditions  = []string{
+		infrav1.ReadyCondition, infrav1.NetworkReadyCondition, infrav1.RouterReadyCondition, infrav1.SecurityGroupsReadyCondition,
+		infrav1.APIEndpointReadyCondition, infrav1.BastionReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition,
+	}
 )
 
 var env *envtest.Environment
@@ -473,41 +477,79 @@ func TestWatchFilter(t *testing.T) {
 	waitServerReady(g, foreign)
 }
 
-// TestConditionsOnFirstVisit: every owned condition appears, with a
-// reason, in the first version a controller writes beyond the Paused
-// condition (CAPI's EnsurePausedCondition writes that one alone, first),
-// and no version ever lacks one of them or a reason afterwards.
+// TestConditionsOnFirstVisit: the first version of each object that the
+// API server stores with any condition already has every condition its
+// kind owns, each with a reason (the CAPI v1beta2 contract: all owned
+// conditions from the first visit, Paused included, in one write), and no
+// later version lacks one of them or a reason. Checked for every kind with
+// owned conditions: OpenStackServer, OpenStackMachine, OpenStackCluster
+// and OpenStackMachineTemplate, paused or not.
 func TestConditionsOnFirstVisit(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	e := newCloudEnv(t)
 	servers := watchHistory(t, e.ns, &infrav1alpha1.OpenStackServerList{})
 	machines := watchHistory(t, e.ns, &infrav1.OpenStackMachineList{})
+	clusters := watchHistory(t, e.ns, &infrav1.OpenStackClusterList{})
+	templates := watchHistory(t, e.ns, &infrav1.OpenStackMachineTemplateList{})
+
 	_, osm := e.machineObjects("first", e.machineSpec(), machineOpts{})
+	// A server paused from its creation: its only pass is the paused one.
+	pausedServer := e.server("first-paused")
+	pausedServer.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
+	e.createDeletedOnCleanup(pausedServer)
+	// Clusters whose CAPI Cluster does not exist (yet): their first pass
+	// needs no cloud, and one of them is paused.
+	osc := labelled(&infrav1.OpenStackCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "first-cluster", Namespace: e.ns},
+		Spec:       infrav1.OpenStackClusterSpec{IdentityRef: identity()},
+	})
+	e.createDeletedOnCleanup(osc)
+	pausedCluster := labelled(&infrav1.OpenStackCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "first-cluster-paused", Namespace: e.ns,
+			Annotations: map[string]string{clusterv1.PausedAnnotation: ""}},
+		Spec: infrav1.OpenStackClusterSpec{IdentityRef: identity()},
+	})
+	e.createDeletedOnCleanup(pausedCluster)
+	tpl := labelled(&infrav1.OpenStackMachineTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "first-template", Namespace: e.ns},
+		Spec:       infrav1.OpenStackMachineTemplateSpec{Template: infrav1.OpenStackMachineTemplateResource{Spec: e.machineSpec()}},
+	})
+	e.createDeletedOnCleanup(tpl)
+
 	waitMachineReady(g, osm)
 	oss := &infrav1alpha1.OpenStackServer{ObjectMeta: metav1.ObjectMeta{Name: osm.Name, Namespace: e.ns}}
 	waitServerReady(g, oss)
-
-	check := func(kind string, versions [][]metav1.Condition, owned []string) {
-		t.Helper()
-		g.Expect(versions).NotTo(BeEmpty())
-		full := 0
-		for i, v := range versions {
-			for _, c := range v {
-				g.Expect(c.Reason).NotTo(BeEmpty(), "%s version %d: condition %s has no reason", kind, i, c.Type)
-			}
-			ts := conditionTypes(v)
-			if len(ts) == 0 || (len(ts) == 1 && ts[0] == clusterv1.PausedCondition) {
-				g.Expect(full).To(BeZero(), "%s version %d lost its conditions: %v", kind, i, ts)
-				continue
-			}
-			full++
-			g.Expect(ts).To(ContainElements(owned), "%s version %d has only %v", kind, i, ts)
+	g.Eventually(func(g Gomega) {
+		for _, o := range []client.Object{pausedServer, pausedCluster} {
+			get(g, o)
+			g.Expect(cond(o.(capiconditions.Getter), clusterv1.PausedCondition)).To(HavePrefix("True/"), o.GetName())
 		}
-		g.Expect(full).To(BeNumerically(">", 0))
+		get(g, osc)
+		g.Expect(cond(osc, infrav1.NetworkReadyCondition)).To(HavePrefix("Unknown/"+infrav1.WaitingForDependenciesReason), "OpenStackCluster")
+		get(g, tpl)
+		g.Expect(cond(tpl, infrav1.CapacityResolvedCondition)).To(HavePrefix("True/"), "OpenStackMachineTemplate")
+	}, wait, tick).Should(Succeed())
+
+	check := func(kind, name string, versions [][]metav1.Condition, owned []string) {
+		t.Helper()
+		first := slices.IndexFunc(versions, func(v []metav1.Condition) bool { return len(v) > 0 })
+		g.Expect(first).To(BeNumerically(">=", 0), "%s %s: no stored version has conditions", kind, name)
+		g.Expect(conditionTypes(versions[first])).To(ContainElements(owned),
+			"%s %s: the first stored version with conditions (version %d) has only %v", kind, name, first, conditionTypes(versions[first]))
+		for i, v := range versions[first:] {
+			g.Expect(conditionTypes(v)).To(ContainElements(owned), "%s %s version %d lost a condition", kind, name, first+i)
+			for _, c := range v {
+				g.Expect(c.Reason).NotTo(BeEmpty(), "%s %s version %d: condition %s has no reason", kind, name, first+i, c.Type)
+			}
+		}
 	}
-	check("OpenStackServer", servers.of(oss.Name), serverConditions)
-	check("OpenStackMachine", machines.of(osm.Name), machineConditions)
+	check("OpenStackServer", oss.Name, servers.of(oss.Name), serverConditions)
+	check("OpenStackServer", pausedServer.Name, servers.of(pausedServer.Name), serverConditions)
+	check("OpenStackMachine", osm.Name, machines.of(osm.Name), machineConditions)
+	check("OpenStackCluster", osc.Name, clusters.of(osc.Name), clusterConditions)
+	check("OpenStackCluster", pausedCluster.Name, clusters.of(pausedCluster.Name), clusterConditions)
+	check("OpenStackMachineTemplate", tpl.Name, templates.of(tpl.Name), templateConditions)
 
 	// The end state: every step True, Deleting False, Paused False.
 	get(g, oss)
@@ -516,6 +558,9 @@ func TestConditionsOnFirstVisit(t *testing.T) {
 	}
 	g.Expect(cond(oss, clusterv1.DeletingCondition)).To(HavePrefix("False/" + clusterv1.NotDeletingReason))
 	g.Expect(cond(osm, infrav1.InstanceReadyCondition)).To(HavePrefix("True/"))
+	// Nothing was done for the paused objects.
+	g.Expect(pausedServer.Finalizers).To(BeEmpty())
+	g.Expect(pausedCluster.Finalizers).To(BeEmpty())
 }
 
 // TestServerErrorSurfacesNovaFault: a server that Nova puts in ERROR shows

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/cluster-api/util/annotations"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -99,19 +98,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osc); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
 	// An externally managed infrastructure cluster is someone else's.
 	if annotations.IsExternallyManaged(osc) {
 		return ctrl.Result{}, nil
 	}
+	// Paused is set with every other owned condition in the one write of
+	// this pass (not by CAPI's EnsurePausedCondition, which would write it
+	// alone first), so the first stored conditions are complete.
+	isPaused, pausedCondition := conditions.Paused(cluster, osc, "OpenStackCluster")
 
 	helper, err := patch.NewHelper(osc, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	conditions.InitUnknown(osc, ownedConditions...)
+	capiconditions.Set(osc, pausedCondition)
 	defer func() {
 		// Deleting counts against Ready, so deletion progress shows there.
 		_ = capiconditions.SetSummaryCondition(osc, osc, infrav1.ReadyCondition,
@@ -122,6 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
+	if isPaused {
+		return ctrl.Result{}, nil
+	}
 	if !osc.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, osc, cluster)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
@@ -15,6 +16,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/openstackmachine"
 	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure/serverspec"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cluster"
@@ -74,88 +76,131 @@ func (i *Ingress) scopeFor(ctx context.Context, osc *infrav1.OpenStackCluster) (
 	return scope.Scope{Clients: cs, Log: ctrl.LoggerFrom(ctx)}, nil
 }
 
-// Ensure makes the machine reachable behind the API endpoint. It returns a
-// message for the condition; notRequired is true when the cluster has no
-// endpoint for machines to join.
-func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cl *clusterv1.Cluster) (msg string, notRequired bool, err error) {
+// Ensure makes the machine reachable behind the API endpoint: a member of
+// every pool of the load balancer in the cluster's status (the one it
+// returns), or the holder of the API floating IP.
+func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cl *clusterv1.Cluster) (openstackmachine.Membership, error) {
 	osc, err := infraCluster(ctx, i.Client, cl)
 	if err != nil || osc == nil {
-		return "the cluster's infrastructure is not an OpenStackCluster", true, err
+		return openstackmachine.Membership{Message: "the cluster's infrastructure is not an OpenStackCluster", NotRequired: true}, err
 	}
 	req := request(osc)
 	lb := osc.Status.APIServerLoadBalancer
 	wantFIP := lb == nil && osc.Status.ExternalNetwork != nil && osc.Spec.ControlPlaneEndpoint != nil
 	if lb == nil && !wantFIP {
-		return "the API endpoint needs no machine-side setup", true, nil
+		return openstackmachine.Membership{Message: "the API endpoint needs no machine-side setup", NotRequired: true}, nil
 	}
 	s, err := i.scopeFor(ctx, osc)
 	if err != nil {
-		return "", false, err
+		return openstackmachine.Membership{}, err
 	}
 	if lb != nil {
-		addr := memberAddress(oss)
-		if addr == "" {
-			return "", false, scope.Wait(infrav1.WaitingForServerReason, 0, "waiting for the server's address")
+		if err := i.joinPools(ctx, s, osc, req, machine, oss); err != nil {
+			return openstackmachine.Membership{}, err
 		}
-		ps, err := s.Clients.LoadBalancer.ListPools(ctx, pools.ListOpts{LoadbalancerID: lb.ID})
-		if err != nil {
-			return "", false, clients.Classify(err, "listing the pools of load balancer "+lb.Name)
-		}
-		for _, p := range ps {
-			port := cluster.PoolPort(req, p.Name)
-			if port == 0 {
-				continue
-			}
-			members, err := s.Clients.LoadBalancer.ListMembers(ctx, p.ID)
-			if err != nil {
-				return "", false, clients.Classify(err, "listing the members of pool "+p.Name)
-			}
-			found := false
-			for _, m := range members {
-				if m.Name == machine {
-					found = true
-				}
-			}
-			if found {
-				continue
-			}
-			opts := pools.CreateMemberOpts{Name: machine, Address: addr, ProtocolPort: port}
-			if n := osc.Status.Network; n != nil && len(n.Subnets) > 0 {
-				opts.SubnetID = n.Subnets[0].ID
-			}
-			if _, err := s.Clients.LoadBalancer.CreateMember(ctx, p.ID, opts); err != nil {
-				// 409 while Octavia applies the previous change: retried.
-				return "", false, clients.Classify(err, fmt.Sprintf("adding %s to pool %s", machine, p.Name))
-			}
-			s.Log.Info("Added load balancer member", "pool", p.Name, "member", machine, "address", addr)
-		}
-		return fmt.Sprintf("member of load balancer %s", lb.Name), false, nil
+		return openstackmachine.Membership{Message: fmt.Sprintf("member of load balancer %s", lb.Name), LoadBalancerID: lb.ID}, nil
 	}
 
 	// Floating IP endpoint: the first control-plane machine holds it; when
 	// that machine goes, its port goes and the next one takes it.
 	if oss.Status.Resources == nil || len(oss.Status.Resources.Ports) == 0 {
-		return "", false, scope.Wait(infrav1.WaitingForServerReason, 0, "waiting for the server's ports")
+		return openstackmachine.Membership{}, scope.Wait(infrav1.WaitingForServerReason, 0, "waiting for the server's ports")
 	}
 	list, err := s.Clients.NetworkInfra.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: osc.Spec.ControlPlaneEndpoint.Host, FloatingNetworkID: osc.Status.ExternalNetwork.ID})
 	if err != nil {
-		return "", false, clients.Classify(err, "looking up the API floating IP")
+		return openstackmachine.Membership{}, clients.Classify(err, "looking up the API floating IP")
 	}
 	if len(list) != 1 {
-		return "the API endpoint is not a floating IP", true, nil
+		return openstackmachine.Membership{Message: "the API endpoint is not a floating IP", NotRequired: true}, nil
 	}
 	fip := list[0]
 	mine := oss.Status.Resources.Ports[0].ID
 	switch fip.PortID {
 	case mine:
-		return "holds the API floating IP " + fip.FloatingIP, false, nil
+		return openstackmachine.Membership{Message: "holds the API floating IP " + fip.FloatingIP}, nil
 	case "":
 		if _, err := s.Clients.NetworkInfra.AssociateFloatingIP(ctx, fip.ID, mine); err != nil {
-			return "", false, clients.Classify(err, "attaching the API floating IP")
+			return openstackmachine.Membership{}, clients.Classify(err, "attaching the API floating IP")
 		}
-		return "holds the API floating IP " + fip.FloatingIP, false, nil
+		return openstackmachine.Membership{Message: "holds the API floating IP " + fip.FloatingIP}, nil
 	}
-	return "the API floating IP is held by another control-plane machine", false, nil
+	return openstackmachine.Membership{Message: "the API floating IP is held by another control-plane machine"}, nil
+}
+
+// joinPools makes the machine a member of every pool of the cluster's
+// load balancer. Every forwarded port must have its pool: a load balancer
+// whose pools are not all there yet (being rebuilt) is waited for rather
+// than half joined, since a membership once recorded is not checked again
+// until the load balancer changes.
+func (i *Ingress) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster, req cluster.Request, machine string, oss *infrav1alpha1.OpenStackServer) error {
+	lb := osc.Status.APIServerLoadBalancer
+	addr := memberAddress(oss)
+	if addr == "" {
+		return scope.Wait(infrav1.WaitingForServerReason, 0, "waiting for the server's address")
+	}
+	ps, err := s.Clients.LoadBalancer.ListPools(ctx, pools.ListOpts{LoadbalancerID: lb.ID})
+	if err != nil {
+		return clients.Classify(err, "listing the pools of load balancer "+lb.Name)
+	}
+	missing := forwardedPorts(osc, req)
+	for _, p := range ps {
+		port := cluster.PoolPort(req, p.Name)
+		if port == 0 {
+			continue
+		}
+		delete(missing, port)
+		members, err := s.Clients.LoadBalancer.ListMembers(ctx, p.ID)
+		if err != nil {
+			return clients.Classify(err, "listing the members of pool "+p.Name)
+		}
+		found := false
+		for _, m := range members {
+			if m.Name == machine {
+				found = true
+			}
+		}
+		if found {
+			continue
+		}
+		opts := pools.CreateMemberOpts{Name: machine, Address: addr, ProtocolPort: port}
+		if n := osc.Status.Network; n != nil && len(n.Subnets) > 0 {
+			opts.SubnetID = n.Subnets[0].ID
+		}
+		if _, err := s.Clients.LoadBalancer.CreateMember(ctx, p.ID, opts); err != nil {
+			// 409 while Octavia applies the previous change: retried.
+			return clients.Classify(err, fmt.Sprintf("adding %s to pool %s", machine, p.Name))
+		}
+		s.Log.Info("Added load balancer member", "pool", p.Name, "member", machine, "address", addr)
+	}
+	if len(missing) > 0 {
+		return scope.Wait(infrav1.WaitingForAPILoadBalancerReason, lbRetry, "load balancer %s has no pool yet for port(s) %v", lb.Name, sortedPorts(missing))
+	}
+	return nil
+}
+
+// lbRetry is how soon a machine looks again at a load balancer whose pools
+// are not all there.
+const lbRetry = 5 * time.Second
+
+// forwardedPorts are the ports the API load balancer forwards, each of
+// which has a pool named after it: the API port and the additional ones.
+func forwardedPorts(osc *infrav1.OpenStackCluster, req cluster.Request) map[int]bool {
+	out := map[int]bool{req.APIPort(): true}
+	if a := osc.Spec.APIServer; a != nil && a.ManagedLoadBalancer != nil {
+		for _, p := range a.ManagedLoadBalancer.AdditionalPorts {
+			out[int(p)] = true
+		}
+	}
+	return out
+}
+
+func sortedPorts(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // Remove takes the machine out of the API endpoint before it goes: out of

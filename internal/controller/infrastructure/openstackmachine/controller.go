@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/cluster-api/util"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -38,6 +37,7 @@ var (
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch
 
 // ClusterDefaults supplies what a machine inherits from its cluster's
 // infrastructure (identity, network, security groups, tags). It returns
@@ -46,11 +46,22 @@ type ClusterDefaults func(ctx context.Context, cluster *clusterv1.Cluster) (*Def
 
 // Ingress puts control-plane machines behind the cluster's API endpoint.
 type Ingress interface {
-	// Ensure returns a message for APIServerIngressReady; notRequired
-	// when the cluster's endpoint needs nothing from machines.
-	Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (msg string, notRequired bool, err error)
+	// Ensure makes the machine reachable behind the endpoint and says how.
+	Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (Membership, error)
 	// Remove takes the machine out of the endpoint before it goes.
 	Remove(ctx context.Context, machine string, cluster *clusterv1.Cluster) error
+}
+
+// Membership is what Ingress.Ensure found or did.
+type Membership struct {
+	// Message is for APIServerIngressReady.
+	Message string
+	// NotRequired is true when the cluster's endpoint needs nothing from
+	// machines.
+	NotRequired bool
+	// LoadBalancerID is the load balancer whose pools now have the
+	// machine; "" when the endpoint is not a load balancer.
+	LoadBalancerID string
 }
 
 // Reconciler reconciles OpenStackMachines.
@@ -83,6 +94,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(clusterToMachines),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
+		// A recreated API load balancer has empty pools: its control-plane
+		// machines must join it (see reconcileIngress).
+		Watches(&infrav1.OpenStackCluster{},
+			handler.EnqueueRequestsFromMapFunc(r.controlPlaneMachines),
+			builder.WithPredicates(apiLoadBalancerChanged())).
 		Complete(r)
 }
 
@@ -108,15 +124,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			cluster = nil
 		}
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osm); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
+	// Paused is set with every other owned condition in the one write of
+	// this pass (not by CAPI's EnsurePausedCondition, which would write it
+	// alone first), so the first stored conditions are complete.
+	isPaused, pausedCondition := conditions.Paused(cluster, osm, "OpenStackMachine")
 
 	helper, err := patch.NewHelper(osm, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	conditions.InitUnknown(osm, ownedConditions...)
+	capiconditions.Set(osm, pausedCondition)
 	defer func() {
 		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
 			capiconditions.ForConditionTypes(summaryConditions))
@@ -126,6 +144,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
+	if isPaused {
+		return ctrl.Result{}, nil
+	}
 	if !osm.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, osm, machine, cluster)
 	}

@@ -42,11 +42,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osm *infrav1.OpenStack
 			return ctrl.Result{}, err
 		}
 	}
-	msg := "deleting the OpenStackServer"
-	if c := capiconditions.Get(oss, "Deleting"); c != nil && c.Message != "" {
-		msg += ": " + c.Message
+	// The server's Deleting says what holds its deletion up; a failed one
+	// keeps its reason here, so the machine's Ready does not read as mere
+	// progress.
+	msg, reason := "deleting the OpenStackServer", infrav1.DeletingReason
+	if c := capiconditions.Get(oss, clusterv1.DeletingCondition); c != nil {
+		if c.Message != "" {
+			msg += ": " + c.Message
+		}
+		if c.Reason == conditions.DeletionFailedReason {
+			reason = c.Reason
+		}
 	}
-	conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, infrav1.DeletingReason, msg)
+	conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, reason, msg)
 	// The server's deletion event brings the next pass.
 	return ctrl.Result{}, nil
 }

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,33 +52,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osm *infrav1.OpenStack
 	return r.reconcileIngress(ctx, osm, machine, oss, cluster)
 }
 
-// reconcileIngress puts a provisioned control-plane machine behind the API
-// endpoint, once per spec generation (so a steady machine makes no call).
-func (r *Reconciler) reconcileIngress(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (ctrl.Result, error) {
-	if !util.IsControlPlaneMachine(machine) || r.Ingress == nil || cluster == nil {
-		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, "not a control-plane machine", infrav1.NotRequiredReason)
-		return ctrl.Result{}, nil
-	}
-	if !provisioned(osm) || !capiconditions.IsTrue(oss, infrav1.ReadyCondition) {
-		conditions.MarkFalse(osm, infrav1.APIServerIngressReadyCondition, infrav1.WaitingForServerReason, "waiting for the server")
-		return ctrl.Result{}, nil
-	}
-	if c := capiconditions.Get(osm, infrav1.APIServerIngressReadyCondition); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == osm.Generation {
-		return ctrl.Result{}, nil
-	}
-	msg, notRequired, err := r.Ingress.Ensure(ctx, osm.Name, oss, cluster)
-	if err != nil {
-		res, rerr, _ := conditions.Outcome(osm, infrav1.APIServerIngressReadyCondition, err)
-		return res, rerr
-	}
-	if notRequired {
-		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, msg, infrav1.NotRequiredReason)
-	} else {
-		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, msg)
-	}
-	return ctrl.Result{}, nil
-}
-
 func (r *Reconciler) createServer(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, cluster *clusterv1.Cluster) (ctrl.Result, error) {
 	if cluster == nil || !ptr.Deref(cluster.Status.Initialization.InfrastructureProvisioned, false) {
 		conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, infrav1.WaitingForClusterInfrastructureReason, "waiting for the cluster's infrastructure to be provisioned")
@@ -118,8 +90,7 @@ func (r *Reconciler) createServer(ctx context.Context, osm *infrav1.OpenStackMac
 		return ctrl.Result{}, err
 	}
 	if err := r.Client.Create(ctx, oss); err != nil && !apierrors.IsAlreadyExists(err) {
-		conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, infrav1.InvalidSpecReason, fmt.Sprintf("creating the OpenStackServer: %v", err))
-		return ctrl.Result{}, err
+		return createFailed(osm, err)
 	}
 	r.Recorder.Eventf(osm, oss, corev1.EventTypeNormal, "ServerRequested", "Create", "Created OpenStackServer %s", oss.Name)
 	conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, infrav1.WaitingForServerReason, "waiting for the OpenStackServer to report")
@@ -154,4 +125,21 @@ func (r *Reconciler) mirror(osm *infrav1.OpenStackMachine, oss *infrav1alpha1.Op
 
 func provisioned(osm *infrav1.OpenStackMachine) bool {
 	return osm.Status.Initialization != nil && ptr.Deref(osm.Status.Initialization.Provisioned, false)
+}
+
+// createFailed reports a refused OpenStackServer create. Only a rejection
+// of the object itself (400 Bad Request, 422 Invalid: the spec derived
+// from this machine does not validate) is a spec error; it waits for a
+// change of the machine. Everything else (the API server unavailable, a
+// timeout, a conflict, a quota or an admission check that may pass later)
+// is transient: InstanceReady Unknown and the error returned, so
+// controller-runtime retries with backoff.
+func createFailed(osm *infrav1.OpenStackMachine, err error) (ctrl.Result, error) {
+	msg := fmt.Sprintf("creating the OpenStackServer: %v", err)
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		conditions.MarkFalse(osm, infrav1.InstanceReadyCondition, infrav1.InvalidSpecReason, msg)
+		return ctrl.Result{RequeueAfter: conditions.TerminalRetry}, nil
+	}
+	conditions.MarkUnknown(osm, infrav1.InstanceReadyCondition, infrav1.InstanceCreatingReason, msg+"; retrying")
+	return ctrl.Result{}, err
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/cluster-api/util"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -107,9 +106,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return ctrl.Result{}, err
 		}
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, oss); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
+	// Paused is set with every other owned condition in the one write of
+	// this pass (not by CAPI's EnsurePausedCondition, which would write it
+	// alone first), so the first stored conditions are complete.
+	isPaused, pausedCondition := conditions.Paused(cluster, oss, "OpenStackServer")
 
 	helper, err := patch.NewHelper(oss, r.Client)
 	if err != nil {
@@ -117,6 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	r.memo.fill(oss)
 	conditions.InitUnknown(oss, ownedConditions...)
+	capiconditions.Set(oss, pausedCondition)
 	defer func() {
 		summarize(oss)
 		if controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
@@ -136,6 +137,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
+	if isPaused {
+		return ctrl.Result{}, nil
+	}
 	if !oss.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, oss)
 	}
