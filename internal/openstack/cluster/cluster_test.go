@@ -523,13 +523,24 @@ func TestDelete(t *testing.T) {
 		// lost drops the status before deletion: resources are found by
 		// name and description.
 		lost bool
-	}{{name: "with status"}, {name: "status lost", lost: true}} {
+		// partial deletes the load balancer and the router before (a
+		// deletion interrupted half way, or done by hand): the status
+		// still names them.
+		partial bool
+	}{{name: "with status"}, {name: "status lost", lost: true}, {name: "partly deleted", partial: true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			e := newEnv(t)
 			req := managed()
 			st := e.provision(req, nil)
 			lbID, subnetID := st.ep.LoadBalancer.ID, st.net.Subnets[0].ID
+			if tc.partial {
+				g.Expect(e.s.Clients.LoadBalancer.DeleteLoadBalancer(e.ctx, lbID)).To(Succeed())
+				e.waitGone(lbID)
+				g.Expect(cluster.DeleteFloatingIPs(e.ctx, e.s, req, req.APIFloatingIPDescription(), "")).To(Succeed())
+				g.Expect(e.s.Clients.NetworkInfra.RemoveRouterInterface(e.ctx, st.router.ID, subnetID)).To(Succeed())
+				g.Expect(e.s.Clients.NetworkInfra.DeleteRouter(e.ctx, st.router.ID)).To(Succeed())
+			}
 			if tc.lost {
 				lbID, subnetID = "", ""
 				// What the controller does when the status lost the subnet.
