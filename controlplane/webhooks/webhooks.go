@@ -263,6 +263,11 @@ func validateAnnotationsAt(p *field.Path, a map[string]string) field.ErrorList {
 		return field.ErrorList{field.Invalid(p.Key(controlplanev1.InstallConfigOverrideAnnotation), v,
 			"want a JSON object of install-config overrides: "+err.Error())}
 	}
+	// json.Unmarshal takes null for a map without error.
+	if obj == nil {
+		return field.ErrorList{field.Invalid(p.Key(controlplanev1.InstallConfigOverrideAnnotation), v,
+			"want a JSON object of install-config overrides, got null")}
+	}
 	return nil
 }
 

@@ -235,6 +235,11 @@ func TestInstallConfigOverrideAnnotation(t *testing.T) {
 	_, err := w.ValidateCreate(context.Background(), c)
 	g.Expect(fieldsOf(t, err)).To(ConsistOf("metadata.annotations[controlplane.cluster.x-k8s.io/install-config-override]"))
 
+	// null decodes into a map without error, but is no object.
+	c.Annotations[controlplanev1.InstallConfigOverrideAnnotation] = ` null `
+	_, err = w.ValidateCreate(context.Background(), c)
+	g.Expect(fieldsOf(t, err)).To(ConsistOf("metadata.annotations[controlplane.cluster.x-k8s.io/install-config-override]"))
+
 	c.Annotations[controlplanev1.InstallConfigOverrideAnnotation] = `{"fips":true}`
 	_, err = w.ValidateCreate(context.Background(), c)
 	g.Expect(err).NotTo(HaveOccurred())

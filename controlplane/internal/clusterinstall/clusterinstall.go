@@ -309,6 +309,11 @@ func InstallConfigOverrides(user string, caps controlplanev1.Capabilities, bareM
 		if err := json.Unmarshal([]byte(user), &merged); err != nil {
 			return "", fmt.Errorf("annotation %s is not a JSON object: %w", controlplanev1.InstallConfigOverrideAnnotation, err)
 		}
+		// null decodes into a nil map without error; writing to it would
+		// panic, and it is no object.
+		if merged == nil {
+			return "", fmt.Errorf("annotation %s is not a JSON object: null", controlplanev1.InstallConfigOverrideAnnotation)
+		}
 	}
 	empty := caps.BaselineCapability == "" && len(caps.AdditionalEnabledCapabilities) == 0
 	if !empty || bareMetal {

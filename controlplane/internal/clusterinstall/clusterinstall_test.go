@@ -723,7 +723,6 @@ func TestInstallConfigOverrides(t *testing.T) {
 			caps: controlplanev1.Capabilities{BaselineCapability: "vCurrent"},
 			want: `{"capabilities":{"baselineCapabilitySet":"vCurrent"},"pullSecret":"p"}`,
 		},
-		{desc: "JSON null without capabilities to write", user: "null", want: ""},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			capsBefore := slices.Clone(tc.caps.AdditionalEnabledCapabilities)
@@ -775,14 +774,11 @@ func TestInstallConfigOverridesErrors(t *testing.T) {
 	}
 }
 
-// TestInstallConfigOverridesNull: the webhook admits the annotation value
-// "null" (it unmarshals into a map without error), and json.Unmarshal then
-// sets the merged map to nil. KNOWN BUG: when
-// capabilities are to be written (BareMetal, or spec.config.capabilities
-// set), InstallConfigOverrides assigns into that nil map and panics. The
-// subtests skip while the bug is there and check the behaviour once it is
-// fixed: no panic, and either an error naming the annotation or the result
-// without user JSON.
+// TestInstallConfigOverridesNull: the annotation value "null" decodes into
+// a nil map without error; when capabilities were to be written
+// (BareMetal, or spec.config.capabilities set) InstallConfigOverrides
+// assigned into that map and panicked. Now: no panic, and an error naming
+// the annotation.
 func TestInstallConfigOverridesNull(t *testing.T) {
 	for _, tc := range []struct {
 		desc      string
@@ -791,22 +787,16 @@ func TestInstallConfigOverridesNull(t *testing.T) {
 		bareMetal bool
 	}{
 		{desc: "bare metal", user: "null", bareMetal: true},
+		{desc: "nothing else to write", user: "null"},
 		{desc: "capabilities", user: " null ", caps: controlplanev1.Capabilities{BaselineCapability: "None"}},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			got, panicked, err := overridesNoPanic(tc.user, tc.caps, tc.bareMetal)
 			if panicked != nil {
-				t.Skipf("KNOWN BUG: InstallConfigOverrides(%q, %+v, %v) panics: %v", tc.user, tc.caps, tc.bareMetal, panicked)
+				t.Fatalf("InstallConfigOverrides(%q, %+v, %v) panics: %v", tc.user, tc.caps, tc.bareMetal, panicked)
 			}
-			if err != nil {
-				if !strings.Contains(err.Error(), controlplanev1.InstallConfigOverrideAnnotation) {
-					t.Errorf("error %v does not name the annotation", err)
-				}
-				return
-			}
-			want, _ := InstallConfigOverrides("", tc.caps, tc.bareMetal)
-			if got != want {
-				t.Errorf("InstallConfigOverrides(%q) = %s, want %s (as without user JSON)", tc.user, got, want)
+			if err == nil || !strings.Contains(err.Error(), controlplanev1.InstallConfigOverrideAnnotation) {
+				t.Errorf("InstallConfigOverrides(%q) = %q, %v; want an error naming the annotation", tc.user, got, err)
 			}
 		})
 	}
@@ -818,15 +808,8 @@ func overridesNoPanic(user string, caps controlplanev1.Capabilities, bareMetal b
 	return out, nil, err
 }
 
-// isKnownNullBug tells whether a panic of InstallConfigOverrides is the
-// known one: the user's JSON is null.
-func isKnownNullBug(user string) bool {
-	var m map[string]any
-	return json.Unmarshal([]byte(user), &m) == nil && m == nil
-}
-
 // FuzzInstallConfigOverrides: the annotation and the capabilities are user
-// input. No panic (but the known null one), determinism, and the output's
+// input. No panic, determinism, and the output's
 // shape: a JSON object, the user's keys other than capabilities kept,
 // capabilities valid and without MachineAPI on bare metal.
 func FuzzInstallConfigOverrides(f *testing.F) {
@@ -855,9 +838,6 @@ func FuzzInstallConfigOverrides(f *testing.F) {
 		}
 		out, panicked, err := overridesNoPanic(user, caps, bareMetal)
 		if panicked != nil {
-			if isKnownNullBug(user) {
-				t.Skipf("KNOWN BUG: null annotation panics: %v", panicked)
-			}
 			t.Fatalf("InstallConfigOverrides(%q, %+v, %v) panicked: %v", user, caps, bareMetal, panicked)
 		}
 		out2, err2 := InstallConfigOverrides(user, caps, bareMetal)
