@@ -97,7 +97,9 @@ func EnsureVolumes(ctx context.Context, s Scope, req Request, resolved *infrav1a
 		}
 		out = append(out, infrav1alpha1.VolumeStatus{Name: v.Name, ID: vol.ID})
 		switch vol.Status {
-		case "available":
+		// in-use: Nova has attached it, so the server exists although the
+		// caller did not know (a lost status); the server step adopts it.
+		case "available", "in-use":
 		case "error":
 			return out, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec,
 				Message: fmt.Sprintf("volume %s (%s) is in error state in Cinder; delete it to have it recreated", v.VolumeName, vol.ID)}

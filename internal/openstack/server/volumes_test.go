@@ -96,6 +96,18 @@ func TestEnsureVolumesAdoptsByName(t *testing.T) {
 	e.wantCalls("GET " + pathVolumeList)
 }
 
+// After a lost status the server exists and Nova has attached the volume:
+// it is adopted, not waited for.
+func TestEnsureVolumesAttachedAfterALostStatus(t *testing.T) {
+	e := newEnv(t, twoZones)
+	req := e.request("worker-a", e.spec(rootInZone))
+	known, _ := e.converge(req)
+	got, err := server.EnsureVolumes(e.ctx, e.s, req, known.Resolved, nil)
+	if err != nil || len(got) != 1 || got[0].ID != known.Resources.Volumes[0].ID {
+		t.Errorf("got %v %v, want the attached root volume %v", got, err, known.Resources.Volumes)
+	}
+}
+
 func TestEnsureVolumesErrors(t *testing.T) {
 	t.Run("volume in error", func(t *testing.T) {
 		e := newEnv(t, twoZones)

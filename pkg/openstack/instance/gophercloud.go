@@ -1,0 +1,189 @@
+package instance
+
+import (
+	"context"
+	"regexp"
+	"sync"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/openstack/common/extensions"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/availabilityzones"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+)
+
+// The adapters below put caller-made gophercloud service clients behind
+// the narrow interfaces the server package takes. The clients package
+// builds its own only from clouds.yaml; these are the same one-request
+// calls over a ServiceClient the caller authenticated.
+
+var (
+	_ clients.Compute = (*computeClient)(nil)
+	_ clients.Network = (*networkClient)(nil)
+	_ clients.Volume  = (*volumeClient)(nil)
+	_ clients.Image   = (*imageClient)(nil)
+)
+
+type computeClient struct{ c *gophercloud.ServiceClient }
+
+func (c *computeClient) GetServer(ctx context.Context, id string) (*servers.Server, error) {
+	return servers.Get(ctx, c.c, id).Extract()
+}
+
+func (c *computeClient) ListServersByName(ctx context.Context, name string) ([]servers.Server, error) {
+	// Nova's name filter is a regular expression: anchor and quote it, and
+	// keep exact matches only, as some Nova versions match substrings.
+	all, err := allPages(ctx, servers.List(c.c, servers.ListOpts{Name: "^" + regexp.QuoteMeta(name) + "$"}), servers.ExtractServers)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, s := range all {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (c *computeClient) CreateServer(ctx context.Context, opts servers.CreateOptsBuilder, hints servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
+	return servers.Create(ctx, c.c, opts, hints).Extract()
+}
+
+func (c *computeClient) DeleteServer(ctx context.Context, id string) error {
+	return servers.Delete(ctx, c.c, id).ExtractErr()
+}
+
+func (c *computeClient) GetFlavor(ctx context.Context, id string) (*flavors.Flavor, error) {
+	return flavors.Get(ctx, c.c, id).Extract()
+}
+
+func (c *computeClient) ListFlavors(ctx context.Context) ([]flavors.Flavor, error) {
+	return allPages(ctx, flavors.ListDetail(c.c, flavors.ListOpts{AccessType: flavors.AllAccess}), flavors.ExtractFlavors)
+}
+
+func (c *computeClient) ListAvailabilityZones(ctx context.Context) ([]availabilityzones.AvailabilityZone, error) {
+	return allPages(ctx, availabilityzones.List(c.c), availabilityzones.ExtractAvailabilityZones)
+}
+
+func (c *computeClient) ListServerGroups(ctx context.Context) ([]servergroups.ServerGroup, error) {
+	return allPages(ctx, servergroups.List(c.c, servergroups.ListOpts{}), servergroups.ExtractServerGroups)
+}
+
+type networkClient struct {
+	c *gophercloud.ServiceClient
+
+	mu  sync.Mutex
+	ext map[string]bool
+}
+
+func (n *networkClient) ListNetworks(ctx context.Context, opts networks.ListOpts) ([]networks.Network, error) {
+	return allPages(ctx, networks.List(n.c, opts), networks.ExtractNetworks)
+}
+
+func (n *networkClient) ListSubnets(ctx context.Context, opts subnets.ListOpts) ([]subnets.Subnet, error) {
+	return allPages(ctx, subnets.List(n.c, opts), subnets.ExtractSubnets)
+}
+
+func (n *networkClient) ListSecurityGroups(ctx context.Context, opts groups.ListOpts) ([]groups.SecGroup, error) {
+	return allPages(ctx, groups.List(n.c, opts), groups.ExtractGroups)
+}
+
+func (n *networkClient) ListPorts(ctx context.Context, opts ports.ListOptsBuilder) ([]ports.Port, error) {
+	return allPages(ctx, ports.List(n.c, opts), ports.ExtractPorts)
+}
+
+func (n *networkClient) CreatePort(ctx context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error) {
+	return ports.Create(ctx, n.c, opts).Extract()
+}
+
+func (n *networkClient) DeletePort(ctx context.Context, id string) error {
+	return ports.Delete(ctx, n.c, id).ExtractErr()
+}
+
+func (n *networkClient) ReplaceAllTags(ctx context.Context, resource, id string, tags []string) error {
+	resp, err := n.c.Put(ctx, n.c.ServiceURL(resource, id, "tags"), map[string]any{"tags": tags}, nil,
+		&gophercloud.RequestOpts{OkCodes: []int{200, 201}})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	return err
+}
+
+func (n *networkClient) ListTrunks(ctx context.Context, opts trunks.ListOpts) ([]trunks.Trunk, error) {
+	return allPages(ctx, trunks.List(n.c, opts), trunks.ExtractTrunks)
+}
+
+func (n *networkClient) CreateTrunk(ctx context.Context, opts trunks.CreateOptsBuilder) (*trunks.Trunk, error) {
+	return trunks.Create(ctx, n.c, opts).Extract()
+}
+
+func (n *networkClient) DeleteTrunk(ctx context.Context, id string) error {
+	return trunks.Delete(ctx, n.c, id).ExtractErr()
+}
+
+// Extensions is read once per Client, as the clients package does: the
+// server package asks for it before every port it creates.
+func (n *networkClient) Extensions(ctx context.Context) (map[string]bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ext != nil {
+		return n.ext, nil
+	}
+	list, err := allPages(ctx, extensions.List(n.c), extensions.ExtractExtensions)
+	if err != nil {
+		return nil, err
+	}
+	n.ext = make(map[string]bool, len(list))
+	for _, e := range list {
+		n.ext[e.Alias] = true
+	}
+	return n.ext, nil
+}
+
+type volumeClient struct{ c *gophercloud.ServiceClient }
+
+func (v *volumeClient) ListVolumes(ctx context.Context, opts volumes.ListOpts) ([]volumes.Volume, error) {
+	return allPages(ctx, volumes.List(v.c, opts), volumes.ExtractVolumes)
+}
+
+func (v *volumeClient) GetVolume(ctx context.Context, id string) (*volumes.Volume, error) {
+	return volumes.Get(ctx, v.c, id).Extract()
+}
+
+func (v *volumeClient) CreateVolume(ctx context.Context, opts volumes.CreateOptsBuilder) (*volumes.Volume, error) {
+	return volumes.Create(ctx, v.c, opts, nil).Extract()
+}
+
+func (v *volumeClient) DeleteVolume(ctx context.Context, id string) error {
+	return volumes.Delete(ctx, v.c, id, volumes.DeleteOpts{}).ExtractErr()
+}
+
+type imageClient struct{ c *gophercloud.ServiceClient }
+
+func (i *imageClient) GetImage(ctx context.Context, id string) (*images.Image, error) {
+	return images.Get(ctx, i.c, id).Extract()
+}
+
+func (i *imageClient) ListImages(ctx context.Context, opts images.ListOpts) ([]images.Image, error) {
+	return allPages(ctx, images.List(i.c, opts), images.ExtractImages)
+}
+
+func allPages[T any](ctx context.Context, p pagination.Pager, extract func(pagination.Page) ([]T, error)) ([]T, error) {
+	pages, err := p.AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return extract(pages)
+}
