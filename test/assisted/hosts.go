@@ -25,20 +25,6 @@ import (
 	bmhv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetalhost/v1alpha1"
 )
 
-// Agent host states and install stages assisted-service uses.
-const (
-	hostStateKnown      = "known"
-	hostStateInstalling = "installing"
-	hostStateInstalled  = "installed"
-	hostStateAdded      = "added-to-existing-cluster"
-
-	stageStarting  = "Starting installation"
-	stageWriting   = "Writing image to disk"
-	stageRebooting = "Rebooting"
-	stageJoined    = "Joined"
-	stageDone      = "Done"
-)
-
 const infraGroup = "infrastructure.cluster.x-k8s.io"
 
 // hostReconciler "boots" hosts: it watches one kind of infrastructure
@@ -275,14 +261,12 @@ func (r *hostReconciler) register(ctx context.Context, ie *aiv1beta1.InfraEnv, n
 		})
 	}
 	if st.DebugInfo.State == "" {
-		st.DebugInfo.State = hostStateKnown
+		// A new host first sends its inventory; the installation's next
+		// step validates it (host registration: discovering).
+		st.DebugInfo.State = HostDiscovering
+		st.DebugInfo.StateInfo = hostStateInfo(HostDiscovering, "")
 	}
-	for _, c := range []aiv1beta1.Condition{
-		{Type: aiv1beta1.SpecSyncedCondition, Status: corev1.ConditionTrue, Reason: "SyncOK", Message: "The Spec has been successfully applied"},
-		{Type: aiv1beta1.ConnectedCondition, Status: corev1.ConditionTrue, Reason: "AgentIsConnected", Message: "The agent's connection to the installation service is unimpaired"},
-		{Type: aiv1beta1.ValidatedCondition, Status: corev1.ConditionTrue, Reason: "ValidationsPassing", Message: "The agent's validations are passing"},
-		{Type: aiv1beta1.BoundCondition, Status: corev1.ConditionTrue, Reason: "Bound", Message: "The agent is bound to a cluster deployment"},
-	} {
+	for _, c := range agentConditions(st.DebugInfo.State, agent.Spec.Approved, st.DebugInfo.StateInfo) {
 		setCondition(&st.Conditions, c, now)
 	}
 	if equality.Semantic.DeepEqual(base.Status, agent.Status) {

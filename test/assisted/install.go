@@ -27,26 +27,15 @@ import (
 // names them.
 const (
 	StateInsufficient             = "insufficient"
+	StatePendingForInput          = "pending-for-input"
 	StateReady                    = "ready"
 	StatePreparingForInstallation = "preparing-for-installation"
 	StateInstalling               = "installing"
 	StateFinalizing               = "finalizing"
+	StateInstalled                = "installed"
 	StateAddingHosts              = "adding-hosts"
 	StateError                    = "error"
 )
-
-// nextState is the happy path.
-var nextState = map[string]string{
-	StateReady:                    StatePreparingForInstallation,
-	StatePreparingForInstallation: StateInstalling,
-	StateInstalling:               StateFinalizing,
-	StateFinalizing:               StateAddingHosts,
-}
-
-var progress = map[string]int64{
-	StateInsufficient: 0, StateReady: 0, StatePreparingForInstallation: 5,
-	StateInstalling: 30, StateFinalizing: 90, StateAddingHosts: 100,
-}
 
 type installReconciler struct {
 	s *Simulator
@@ -89,7 +78,8 @@ func (r *installReconciler) agentToInstall(ctx context.Context, o client.Object)
 	return r.clusterDeploymentToInstall(ctx, cd)
 }
 
-// Reconcile moves the install one state on, and the hosts with it.
+// Reconcile moves the install one state on, and the hosts with it
+// (model.go decides; this writes).
 func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	aci := &hiveextv1beta1.AgentClusterInstall{}
 	if err := r.c.Get(ctx, req.NamespacedName, aci); err != nil {
@@ -106,49 +96,30 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	state := aci.Status.DebugInfo.State
 	r.s.mu.Lock()
 	hold, failure := r.s.holds[req.NamespacedName], r.s.failures[req.NamespacedName]
-	if f, ok := r.s.failAt[req.NamespacedName]; ok && f.state == aci.Status.DebugInfo.State {
+	if f, ok := r.s.failAt[req.NamespacedName]; ok && f.state == state {
 		failure = f.message
 		r.s.failures[req.NamespacedName] = failure
 		delete(r.s.failAt, req.NamespacedName)
 	}
 	r.s.mu.Unlock()
 
-	state := aci.Status.DebugInfo.State
-	next, info := state, ""
-	masters, workers, approved := count(agents)
-	want := aci.Spec.ProvisionRequirements
-	// A ClusterDeployment that is installed before any installation ran
-	// here is an imported cluster (installed elsewhere): assisted-service
-	// takes it as a day-2 cluster, installed and open for more hosts.
-	imported := cd.Spec.Installed && (state == "" || state == StateInsufficient || state == StateReady)
-	switch {
-	case failure != "":
-		next, info = StateError, failure
-	case imported:
-		next = StateAddingHosts
-	case state != "" && state == hold:
-	case state == "" || state == StateInsufficient:
-		next = StateInsufficient
-		if want.ControlPlaneAgents > 0 && masters >= want.ControlPlaneAgents && workers >= want.WorkerAgents {
-			next = StateReady
-		}
-	case state == StateError:
-		next = StateInsufficient // released: the install was reset
-	case state == StateAddingHosts:
-	case state == StateReady && aci.Spec.HoldInstallation:
-	default:
-		next = nextState[state]
+	f := facts{want: aci.Spec.ProvisionRequirements, holdInstallation: aci.Spec.HoldInstallation,
+		cdInstalled: cd.Spec.Installed, failure: failure, held: hold != "" && hold == state,
+		prepared: preparedBefore(aci.Status.Conditions)}
+	for i := range agents {
+		f.hosts = append(f.hosts, hostOf(&agents[i]))
 	}
+	next, rule := nextState(state, f)
 
-	requeue := r.s.step()
 	// Hosts move with the cluster.
-	busy, err := r.moveHosts(ctx, agents, next)
+	moved, err := r.moveHosts(ctx, agents, f, next)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if next == StateAddingHosts && state != StateAddingHosts && !imported {
+	if next == StateInstalled && state != StateInstalled {
 		// The installed cluster, with its ClusterVersion, exists before
 		// its admin kubeconfig is published.
 		version, err := r.s.installVersion(ctx, aci)
@@ -163,17 +134,16 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	base := aci.DeepCopy()
-	r.setStatus(aci, next, info, masters+workers, approved, want)
+	r.setStatus(aci, next, f)
 	if !equality.Semantic.DeepEqual(base.Status, aci.Status) {
 		if err := r.c.Status().Patch(ctx, aci, client.MergeFrom(base)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	switch {
-	case next != state && next != StateAddingHosts && next != StateError && next != hold:
-		return ctrl.Result{RequeueAfter: requeue}, nil
-	case busy:
-		return ctrl.Result{RequeueAfter: requeue}, nil
+	// assisted-service polls; the simulator steps while something moves
+	// and otherwise waits for an Agent, the ClusterDeployment or a knob.
+	if (next != state || moved) && rule != ruleHeld && next != StateError {
+		return ctrl.Result{RequeueAfter: r.s.step()}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -193,96 +163,69 @@ func (r *installReconciler) agents(ctx context.Context, cd *hivev1.ClusterDeploy
 	return out, nil
 }
 
-// count returns the approved masters and workers, and all approved.
-func count(agents []aiv1beta1.Agent) (masters, workers, approved int) {
-	for _, a := range agents {
-		if !a.Spec.Approved {
-			continue
-		}
-		approved++
-		switch a.Spec.Role {
-		case aiv1beta1.HostRoleMaster:
-			masters++
-		case aiv1beta1.HostRoleWorker:
-			workers++
+// hostOf is what assisted-service knows of an Agent's host.
+func hostOf(a *aiv1beta1.Agent) host {
+	h := host{name: a.Name, state: a.Status.DebugInfo.State, stage: a.Status.Progress.CurrentStage, role: a.Spec.Role, approved: a.Spec.Approved}
+	for _, c := range a.Status.Conditions {
+		if c.Type == aiv1beta1.SpecSyncedCondition && c.Status == corev1.ConditionFalse {
+			h.unsynced = true
 		}
 	}
-	return masters, workers, approved
+	return h
 }
 
-// moveHosts advances the hosts for the cluster's state: day-1 hosts (those
-// approved when the installation started) install with the cluster; once it
-// is in adding-hosts, newly approved hosts are added as day-2 hosts, in two
-// steps. It reports whether a host is still on its way.
-func (r *installReconciler) moveHosts(ctx context.Context, agents []aiv1beta1.Agent, clusterState string) (bool, error) {
-	busy := false
+// moveHosts moves each host one step for the cluster's next state and
+// refreshes what assisted-service reports on its Agent (effective role,
+// bootstrap host, conditions, which follow approval too). It reports
+// whether a host moved.
+func (r *installReconciler) moveHosts(ctx context.Context, agents []aiv1beta1.Agent, f facts, clusterState string) (bool, error) {
+	roles := effectiveRoles(f.hosts, f.want.ControlPlaneAgents)
+	// The bootstrap host: the first control-plane host, chosen when the
+	// installation starts.
+	bootstrapHost := ""
+	for _, a := range agents {
+		if a.Status.Bootstrap {
+			bootstrapHost = a.Name
+		}
+	}
+	if bootstrapHost == "" && clusterState == StatePreparingForInstallation {
+		for _, h := range f.hosts {
+			if roles[h.name] == aiv1beta1.HostRoleMaster && h.approved && h.state == HostKnown && (bootstrapHost == "" || h.name < bootstrapHost) {
+				bootstrapHost = h.name
+			}
+		}
+	}
+	moved := false
 	for i := range agents {
 		a := &agents[i]
-		if !a.Spec.Approved || (a.Spec.Role != aiv1beta1.HostRoleMaster && a.Spec.Role != aiv1beta1.HostRoleWorker) {
-			continue
-		}
-		state, stage := a.Status.DebugInfo.State, a.Status.Progress.CurrentStage
-		switch clusterState {
-		case StatePreparingForInstallation:
-			if state == hostStateKnown {
-				state, stage = "preparing-successful", ""
-			}
-		case StateInstalling:
-			if state == "preparing-successful" || state == hostStateKnown {
-				state, stage = hostStateInstalling, stageWriting
-			}
-		case StateFinalizing:
-			if state == hostStateInstalling {
-				stage = stageRebooting
-			}
-		case StateAddingHosts:
-			switch state {
-			case "preparing-successful":
-				state, stage = hostStateInstalled, stageDone // a day-1 host
-			case hostStateInstalling:
-				switch stage {
-				case stageJoined:
-					state, stage = hostStateAdded, stageDone // a day-2 host
-				case stageRebooting, stageWriting:
-					state, stage = hostStateInstalled, stageDone // a day-1 host
-				default:
-					state, stage = hostStateInstalling, stageJoined
-					busy = true
-				}
-			case hostStateKnown:
-				state, stage = hostStateInstalling, stageStarting
-				busy = true
-			}
-		}
-		if err := r.setHost(ctx, a, state, stage); err != nil {
-			return busy, err
+		state, stage := nextHost(clusterState, hostOf(a))
+		moved = moved || state != a.Status.DebugInfo.State || stage != a.Status.Progress.CurrentStage
+		if err := r.setHost(ctx, a, state, stage, roles[a.Name], a.Name == bootstrapHost); err != nil {
+			return moved, err
 		}
 	}
-	return busy, nil
+	return moved, nil
 }
 
-func (r *installReconciler) setHost(ctx context.Context, a *aiv1beta1.Agent, state string, stage aiv1beta1.HostStage) error {
-	if a.Status.DebugInfo.State == state && a.Status.Progress.CurrentStage == stage {
-		return nil
-	}
+func (r *installReconciler) setHost(ctx context.Context, a *aiv1beta1.Agent, state string, stage aiv1beta1.HostStage, role aiv1beta1.HostRole, bootstrap bool) error {
 	base := a.DeepCopy()
 	now := metav1.Now()
-	a.Status.DebugInfo.State = state
-	a.Status.Role = a.Spec.Role
-	a.Status.Progress.CurrentStage = stage
-	a.Status.Progress.StageUpdateTime = &now
-	if a.Status.Progress.StageStartTime == nil || base.Status.Progress.CurrentStage != stage {
-		a.Status.Progress.StageStartTime = &now
+	st := &a.Status
+	st.DebugInfo.State = state
+	st.DebugInfo.StateInfo = hostStateInfo(state, stage)
+	st.Role = role
+	st.Bootstrap = bootstrap
+	if st.Progress.CurrentStage != stage {
+		st.Progress.CurrentStage = stage
+		st.Progress.StageStartTime = &now
+		st.Progress.StageUpdateTime = &now
 	}
-	switch state {
-	case hostStateInstalled, hostStateAdded:
-		a.Status.Progress.InstallationPercentage = 100
-		setCondition(&a.Status.Conditions, aiv1beta1.Condition{Type: aiv1beta1.InstalledCondition, Status: corev1.ConditionTrue,
-			Reason: "InstallationCompleted", Message: "The installation has completed: Done"}, now)
-	case hostStateInstalling:
-		a.Status.Progress.InstallationPercentage = 50
-		setCondition(&a.Status.Conditions, aiv1beta1.Condition{Type: aiv1beta1.InstalledCondition, Status: corev1.ConditionFalse,
-			Reason: "InstallationInProgress", Message: "The installation is in progress: " + string(stage)}, now)
+	st.Progress.InstallationPercentage = hostPercentage(state, stage)
+	for _, c := range agentConditions(state, a.Spec.Approved, st.DebugInfo.StateInfo) {
+		setCondition(&st.Conditions, c, now)
+	}
+	if equality.Semantic.DeepEqual(base.Status, a.Status) {
+		return nil
 	}
 	// Locked: the host's registration writes the status too.
 	return client.IgnoreNotFound(r.c.Status().Patch(ctx, a, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
@@ -363,89 +306,23 @@ users:
 `)
 }
 
-// setStatus writes the state and the conditions assisted-service shows
-// for it.
-func (r *installReconciler) setStatus(aci *hiveextv1beta1.AgentClusterInstall, state, info string, registered, approved int, want hiveextv1beta1.ProvisionRequirements) {
+// setStatus writes the state, its details and the conditions
+// assisted-service shows for it (ClusterDeploymentsReconciler.updateStatus).
+func (r *installReconciler) setStatus(aci *hiveextv1beta1.AgentClusterInstall, state string, f facts) {
 	st := &aci.Status
 	now := metav1.Now()
-	if st.DebugInfo.State != state {
-		st.DebugInfo.StateInfo = stateInfo(state, info)
-	}
 	st.DebugInfo.State = state
-	st.DebugInfo.EventsURL = r.s.baseURL + restPrefix + "/events?cluster_id=" + uuid5("cluster/"+string(aci.UID))
-	st.DebugInfo.LogsURL = r.s.baseURL + restPrefix + "/clusters/" + uuid5("cluster/"+string(aci.UID)) + "/logs"
-	st.Progress.TotalPercentage = progress[state]
-
-	required := want.ControlPlaneAgents + want.WorkerAgents
-	var reqMet hivev1.ClusterInstallCondition
-	switch state {
-	case StateInsufficient:
-		switch {
-		case registered < required:
-			reqMet = cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionFalse, "InsufficientAgents",
-				fmt.Sprintf("The cluster currently requires %d agents but only %d have registered", required, registered))
-		default:
-			reqMet = cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionFalse, "UnapprovedAgents",
-				fmt.Sprintf("The installation is pending on the approval of %d agents", required-approved))
-		}
-	case StateReady:
-		reqMet = cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, "ClusterIsReady", "The cluster is ready to begin the installation")
-	case StateAddingHosts, StateError:
-		reqMet = cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, "ClusterInstallationStopped", "The cluster installation stopped")
-	default:
-		reqMet = cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, "ClusterAlreadyInstalling", "The cluster requirements are met")
+	st.DebugInfo.StateInfo = clusterStateInfo(state, f)
+	clusterID := uuid5("cluster/" + string(aci.UID))
+	if state != StateInstalled {
+		// Upstream publishes the URLs while the cluster is not installed.
+		st.DebugInfo.EventsURL = r.s.baseURL + restPrefix + "/events?cluster_id=" + clusterID
+		st.DebugInfo.LogsURL = r.s.baseURL + restPrefix + "/clusters/" + clusterID + "/logs"
 	}
-	var completed, failed, stopped hivev1.ClusterInstallCondition
-	switch state {
-	case StateInsufficient, StateReady:
-		completed = cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, "InstallationNotStarted", "The installation has not yet started")
-	case StateAddingHosts:
-		completed = cond(hivev1.ClusterInstallCompleted, corev1.ConditionTrue, "InstallationCompleted", "The installation has completed: Cluster is installed")
-	case StateError:
-		completed = cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, "InstallationFailed", "The installation has failed: "+info)
-	default:
-		completed = cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, "InstallationInProgress", "The installation is in progress: "+stateInfo(state, ""))
-	}
-	switch state {
-	case StateError:
-		failed = cond(hivev1.ClusterInstallFailed, corev1.ConditionTrue, "InstallationFailed", "The installation failed: "+info)
-		stopped = cond(hivev1.ClusterInstallStopped, corev1.ConditionTrue, "InstallationFailed", "The installation has stopped due to error")
-	case StateAddingHosts:
-		failed = cond(hivev1.ClusterInstallFailed, corev1.ConditionFalse, "InstallationNotFailed", "The installation has not failed")
-		stopped = cond(hivev1.ClusterInstallStopped, corev1.ConditionTrue, "InstallationCompleted", "The installation has stopped because it completed successfully")
-	default:
-		failed = cond(hivev1.ClusterInstallFailed, corev1.ConditionFalse, "InstallationNotFailed", "The installation has not failed")
-		stopped = cond(hivev1.ClusterInstallStopped, corev1.ConditionFalse, "InstallationNotStopped", "The installation is waiting to start or in progress")
-	}
-	validated := cond("Validated", corev1.ConditionTrue, "ValidationsPassing", "The cluster's validations are passing")
-	synced := cond("SpecSynced", corev1.ConditionTrue, "SyncOK", "The Spec has been successfully applied")
-	for _, c := range []hivev1.ClusterInstallCondition{synced, reqMet, validated, completed, failed, stopped} {
+	st.Progress.TotalPercentage = clusterProgress(state)
+	for _, c := range installConditions(state, f) {
 		setInstallCondition(&st.Conditions, c, now)
 	}
-}
-
-func stateInfo(state, info string) string {
-	switch state {
-	case StateInsufficient:
-		return "Cluster is not ready for install"
-	case StateReady:
-		return "Cluster ready to be installed"
-	case StatePreparingForInstallation:
-		return "Preparing cluster for installation"
-	case StateInstalling:
-		return "Installation in progress"
-	case StateFinalizing:
-		return "Finalizing cluster installation"
-	case StateAddingHosts:
-		return "Cluster is installed"
-	case StateError:
-		return info
-	}
-	return ""
-}
-
-func cond(t hivev1.ClusterInstallConditionType, s corev1.ConditionStatus, reason, msg string) hivev1.ClusterInstallCondition {
-	return hivev1.ClusterInstallCondition{Type: t, Status: s, Reason: reason, Message: msg}
 }
 
 func setInstallCondition(conds *[]hivev1.ClusterInstallCondition, c hivev1.ClusterInstallCondition, now metav1.Time) {
