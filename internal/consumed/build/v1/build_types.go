@@ -189,8 +189,11 @@ type BuildCondition struct {
 
 // BuildStatus is the observed state of a build.
 type BuildStatus struct {
-	// Phase has no omitempty upstream.
+	// Phase has no omitempty upstream. A finished phase cannot change (the
+	// API server's update validation): a success reported after a cancel is
+	// refused.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="!(oldSelf in ['Complete', 'Failed', 'Error', 'Cancelled']) || self == oldSelf",message="phase cannot be updated from a terminal state"
 	Phase BuildPhase `json:"phase"`
 	// +optional
 	Cancelled bool `json:"cancelled,omitempty"`
@@ -216,10 +219,14 @@ type BuildStatus struct {
 	Conditions []BuildCondition `json:"conditions,omitempty"`
 }
 
+// No status subresource: OpenShift serves builds, builds/clone, builds/log
+// and builds/details, and no builds/status. Status (phase, and cancelled as
+// `oc cancel-build` sets it) is written through the main resource, so the
+// test CRD must not have one either, or it would drop those writes.
+
 // Build is one image build.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=builds,scope=Namespaced
-// +kubebuilder:subresource:status
 type Build struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

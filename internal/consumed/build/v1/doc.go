@@ -14,8 +14,11 @@ SPDX-License-Identifier: Apache-2.0
 //
 // OpenShift serves Build from an aggregated API server, not from a CRD, so
 // there is no upstream CRD to check against: the CRD generated from this
-// package (for the test environment only) is the only one, and it is a
-// structural schema of the modelled subset with a status subresource. JSON
+// package (for the test environment only) is the only one. It is a
+// structural schema of the modelled subset and, like the aggregated API,
+// has no status subresource (status is written through the main resource,
+// by the build controller and by `oc cancel-build` alike); a finished
+// phase cannot change, as the API server's update validation says. JSON
 // names, omitempty and pointer-ness follow upstream's Go types. Not modelled:
 // triggeredBy, revision, postCommit, mountTrustedCA, the git, binary and
 // image sources, the source, custom and pipeline strategies, and the status

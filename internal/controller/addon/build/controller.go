@@ -90,14 +90,19 @@ type Reconciler struct {
 	// APIReader reads Secrets and MachineConfigs uncached, when a build
 	// starts.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	Backend   osbuild.Backend
-	Options   Options
+	// NewReconciler and SetupWithManager give each of the three a deadline
+	// per call (Options.APITimeout; bounded.go).
+	Recorder events.EventRecorder
+	Backend  osbuild.Backend
+	Options  Options
 	// WatchFilterValue is the cluster.x-k8s.io/watch-filter label value.
 	WatchFilterValue string
 
 	// Counters, for the benchmark and for tests.
 	reconciles, completed, failures, conflicts atomic.Int64
+	// lastFailure is the text of the last error Reconcile returned, for
+	// tests.
+	lastFailure atomic.Value
 }
 
 // NewReconciler validates opts and builds a reconciler on mgr's clients.
@@ -114,8 +119,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options, watchFilter string) (*Reconci
 		return nil, err
 	}
 	return &Reconciler{
-		Client:           mgr.GetClient(),
-		APIReader:        mgr.GetAPIReader(),
+		Client:           newBoundedClient(mgr.GetClient(), opts.APITimeout),
+		APIReader:        newBoundedReader(mgr.GetAPIReader(), opts.APITimeout),
 		Recorder:         mgr.GetEventRecorder("build-controller"),
 		Backend:          backend,
 		Options:          opts,
@@ -159,8 +164,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err := mgr.Add(namespaceCache{nsCache}); err != nil {
 		return err
 	}
-	r.Cache = nsCache
-	if err := mgr.Add(&sweeper{reader: mgr.GetAPIReader(), client: r.Client, namespace: r.Options.Namespace, active: r.Options.Backend}); err != nil {
+	r.Cache = newBoundedReader(nsCache, r.Options.APITimeout)
+	if err := mgr.Add(&sweeper{
+		reader: newBoundedReader(mgr.GetAPIReader(), r.Options.APITimeout), client: r.Client,
+		namespace: r.Options.Namespace, active: r.Options.Backend,
+	}); err != nil {
 		return err
 	}
 

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -118,7 +119,11 @@ func TestFailure(t *testing.T) {
 }
 
 // TestTimeout: a build that hangs past --build-timeout is stopped and
-// reported as BuildFailed with reason Timeout; it is kept.
+// reported as BuildFailed with reason Timeout; it is kept. Stopped means
+// stopped in the cluster: the builder's pod is deleted (the Build is
+// cancelled and OpenShift's build controller, played by the stand-in,
+// moves it to phase Cancelled; the Job is suspended and the Job controller
+// deletes its pod), and a late success is neither accepted nor published.
 func TestTimeout(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
 		h.opts.Timeout = 2 * time.Second
@@ -128,23 +133,74 @@ func TestTimeout(t *testing.T) {
 		h.start()
 
 		build := h.waitBuildFor(pool, config)
-		h.waitCondition(pool, osbuild.ConditionBuildPending, osbuild.ReasonPending)
-		// Nobody plays the builder: the build hangs in Pending.
+		// The builder's pod runs and never finishes.
+		pod := h.builderPod(build)
 		msg := h.waitCondition(pool, osbuild.ConditionBuildFailed, osbuild.ReasonTimeout)
 		h.g.Expect(msg).To(ContainSubstring("--build-timeout (2s)"))
 
 		cur := build.DeepCopyObject().(client.Object)
 		h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(build), cur)).To(Succeed())
 		h.g.Expect(cur.GetAnnotations()).To(HaveKeyWithValue(osbuild.FailureReasonAnnotation, osbuild.ReasonTimeout))
-		if j, ok := cur.(*batchv1.Job); ok {
-			h.g.Expect(j.Spec.Suspend).To(HaveValue(BeTrue()), "the Job is suspended, which stops its pod")
+		h.g.Eventually(func() bool { return isGone(pod) }).Should(BeTrue(), "the builder's pod %s is deleted: the build really stopped", pod.Name)
+		switch o := cur.(type) {
+		case *buildv1.Build:
+			h.g.Eventually(func() buildv1.BuildPhase {
+				h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+				return o.Status.Phase
+			}).Should(Equal(buildv1.BuildPhaseCancelled), "the build controller cancelled the Build")
+			h.g.Expect(string(o.Status.Reason)).To(Equal(buildReasonCancelled))
+			// The API server keeps a finished Build finished.
+			err := h.finish(o, digest('a'))
+			h.g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "a late success of a cancelled Build is refused: %v", err)
+		case *batchv1.Job:
+			h.g.Expect(o.Spec.Suspend).To(HaveValue(BeTrue()), "the Job is suspended")
+			h.g.Eventually(func() bool {
+				h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+				return jobCondition(o, batchv1.JobSuspended)
+			}).Should(BeTrue(), "the Job controller reports the Job suspended")
+			// A pod that finished anyway does not publish a stopped build.
+			h.g.Expect(h.finish(o, digest('a'))).To(Succeed())
 		}
-		// A late success does not publish a timed-out build.
-		h.g.Expect(h.finish(cur, digest('a'))).To(Succeed())
+		h.settle(h.ctrl)
 		h.g.Expect(h.image(pool)).To(BeEmpty())
+		h.g.Expect(h.trueCondition(pool)).To(Equal(osbuild.ConditionBuildFailed + "/" + osbuild.ReasonTimeout))
 		h.g.Expect(h.buildNames(pool)).To(Equal([]string{build.GetName()}))
 		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
 	})
+}
+
+// builderPod returns the pod that runs obj: for a Build the one the build
+// controller (the stand-in) created, for a Job one the test creates as the
+// Job controller would, running.
+func (h *harness) builderPod(obj client.Object) *corev1.Pod {
+	h.t.Helper()
+	switch o := obj.(type) {
+	case *buildv1.Build:
+		pod := &corev1.Pod{}
+		h.g.Eventually(func() error {
+			return env.Client.Get(h.ctx, client.ObjectKey{Namespace: o.Namespace, Name: buildPodName(o)}, pod)
+		}).Should(Succeed(), "the build controller creates the Build's pod")
+		return pod
+	case *batchv1.Job:
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				GenerateName: o.Name + "-", Namespace: o.Namespace,
+				Labels:          o.Spec.Template.Labels,
+				Annotations:     o.Spec.Template.Annotations,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(o, batchv1.SchemeGroupVersion.WithKind("Job"))},
+			},
+			Spec: *o.Spec.Template.Spec.DeepCopy(),
+		}
+		h.create(pod)
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: osbuild.BuilderContainer, Image: o.Spec.Template.Spec.Containers[0].Image, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+		}}}
+		h.g.Expect(env.Client.Status().Update(h.ctx, pod)).To(Succeed())
+		return pod
+	}
+	h.t.Fatalf("unknown build object %T", obj)
+	return nil
 }
 
 // TestConfigChangeMidBuild: a new rendered config supersedes the running

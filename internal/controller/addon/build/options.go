@@ -37,7 +37,18 @@ type Options struct {
 	// SecretRetry is how soon a pool whose Secret is missing or invalid is
 	// looked at again: Secrets are read, not watched (least privilege).
 	SecretRetry time.Duration
+	// APITimeout is --build-api-timeout: the deadline of each API call
+	// (read, write, or a cache read that waits for the cache's first list),
+	// derived from the reconcile's context. A call without an answer by
+	// then fails the reconcile, which controller-runtime retries with
+	// backoff, instead of holding a worker until the process ends.
+	APITimeout time.Duration
 }
+
+// DefaultAPITimeout is the default --build-api-timeout: far above what a
+// healthy API server takes (milliseconds), and below the minute after which
+// an API server gives up on a request itself.
+const DefaultAPITimeout = 30 * time.Second
 
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
@@ -48,6 +59,7 @@ func DefaultOptions() Options {
 		BuilderImage:    osbuild.DefaultBuilderImage,
 		FailedRetention: 3,
 		SecretRetry:     time.Minute,
+		APITimeout:      DefaultAPITimeout,
 	}
 }
 
@@ -63,6 +75,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Image of the buildah container that the job backend runs.")
 	fs.StringVar(&o.ServiceAccount, "build-service-account", o.ServiceAccount,
 		`Service account that builds run as. Empty: "builder" for the build backend, "default" for the job backend.`)
+	fs.DurationVar(&o.APITimeout, "build-api-timeout", o.APITimeout,
+		"Deadline of each API server call the BuildController makes; a call without an answer by then fails the reconcile, which is retried with backoff.")
 	fs.IntVar(&o.FailedRetention, "build-failed-retention", o.FailedRetention,
 		"Failed build objects kept per pool for debugging, besides the one for the pool's current configuration (always kept until it is retried or superseded).")
 }
@@ -88,6 +102,9 @@ func (o Options) Validate() error {
 	}
 	if o.FailedRetention < 0 {
 		return fmt.Errorf("--build-failed-retention must not be negative, got %d", o.FailedRetention)
+	}
+	if o.APITimeout <= 0 {
+		return fmt.Errorf("--build-api-timeout must be positive, got %s", o.APITimeout)
 	}
 	if o.SecretRetry <= 0 {
 		return fmt.Errorf("the secret retry interval must be positive, got %s", o.SecretRetry)

@@ -35,6 +35,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if err != nil {
 		r.failures.Add(1)
+		r.lastFailure.Store(err.Error())
 	}
 	return res, err
 }
@@ -51,7 +52,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// doing it here too costs a cache read.
 			return ctrl.Result{}, r.deleteAll(ctx, req.Name)
 		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("reading MachineConfigPool %s: %w", req.Name, err)
 	}
 	if !pool.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.deleteAll(ctx, pool.Name)

@@ -91,11 +91,11 @@ func TestOptions(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse([]string{"--build-backend=job", "--build-namespace=builds", "--build-timeout=30m",
-		"--builder-image=quay.io/buildah/stable:v1.40", "--build-service-account=machine-os-builder", "--build-failed-retention=0"}); err != nil {
+		"--builder-image=quay.io/buildah/stable:v1.40", "--build-service-account=machine-os-builder", "--build-failed-retention=0", "--build-api-timeout=45s"}); err != nil {
 		t.Fatal(err)
 	}
 	want := Options{Backend: "job", Namespace: "builds", Timeout: 30 * time.Minute, BuilderImage: "quay.io/buildah/stable:v1.40",
-		ServiceAccount: "machine-os-builder", FailedRetention: 0, SecretRetry: time.Minute}
+		ServiceAccount: "machine-os-builder", FailedRetention: 0, SecretRetry: time.Minute, APITimeout: 45 * time.Second}
 	if o != want {
 		t.Fatalf("options %+v, want %+v", o, want)
 	}
@@ -112,6 +112,7 @@ func TestOptions(t *testing.T) {
 		"--builder-image":          func(o *Options) { o.Backend, o.BuilderImage = "job", " " },
 		"--build-service-account":  func(o *Options) { o.ServiceAccount = "No" },
 		"--build-failed-retention": func(o *Options) { o.FailedRetention = -1 },
+		"--build-api-timeout":      func(o *Options) { o.APITimeout = 0 },
 	} {
 		o := DefaultOptions()
 		mutate(&o)
