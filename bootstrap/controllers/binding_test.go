@@ -17,8 +17,10 @@ import (
 
 // TestConcurrentRegistrations: every host registers three Agents at the
 // same moment (a host that re-registered under new IDs). Each machine ends
-// with exactly one approved Agent, the others are marked as duplicates and
-// left unapproved, and that stays so through the whole installation.
+// with exactly one approved Agent; the others are never approved and are
+// deleted (deregistered), since assisted-service counts every Agent bound
+// to the cluster and a duplicate left in place holds the installation in
+// ready for good. The installation then completes.
 func TestConcurrentRegistrations(t *testing.T) {
 	sim.DuplicateRegistrations(2)
 	t.Cleanup(func() { sim.DuplicateRegistrations(0) })
@@ -33,8 +35,20 @@ func TestConcurrentRegistrations(t *testing.T) {
 	for _, n := range machines[3:] {
 		tc.metal3Machine(n, "workers", machineOpts{})
 	}
-	g.Eventually(func() []aiv1beta1.Agent { return tc.agents() }, wait, tick).Should(HaveLen(3 * len(machines)))
 	tc.waitInstallState(assisted.StateAddingHosts)
+	// Each of the two duplicates of each host was reported (once) before it
+	// was deleted.
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(tc.ctx, list, client.InNamespace(tc.ns))).To(Succeed())
+		dups := map[string]bool{}
+		for _, e := range list.Items {
+			if e.Reason == "DuplicateAgent" && e.Related != nil {
+				dups[e.Related.Name] = true
+			}
+		}
+		g.Expect(dups).To(HaveLen(2 * len(machines)))
+	}, wait, tick).Should(Succeed())
 	for _, n := range machines {
 		tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 	}
@@ -42,11 +56,8 @@ func TestConcurrentRegistrations(t *testing.T) {
 	// second Agent.
 	approved := 0
 	for _, a := range tc.agents() {
-		if a.Spec.Approved {
-			approved++
-			continue
-		}
-		g.Expect(a.Annotations).To(HaveKey("bootstrap.cluster.x-k8s.io/duplicate-of"), "an unapproved Agent is a known duplicate")
+		g.Expect(a.Spec.Approved).To(BeTrue(), "Agent %s: a duplicate is deleted, not left unapproved", a.Name)
+		approved++
 	}
 	g.Expect(approved).To(Equal(len(machines)))
 	for _, n := range machines {
@@ -100,26 +111,28 @@ func TestDay1Day2Gate(t *testing.T) {
 	g.Expect(tc.approvedAgentsOf("cp-0")[0].Status.DebugInfo.State).To(Equal("installed"))
 }
 
-// TestWorkerAgentWaitsForDay2: a worker that booted before the day-1
-// installation started but registers while it runs is bound and not
-// approved (AgentApproved WaitingForInstallComplete); once the cluster
-// accepts day-2 hosts it is approved and added.
+// TestWorkerAgentWaitsForDay2: on a single-node cluster a worker that
+// exists before the day-1 installation starts gets no bootstrap data (the
+// installation takes no workers: assisted-service would count its Agent
+// and fail the cluster's validations for good), so it does not boot; once
+// the cluster accepts day-2 hosts it boots, registers, is approved and is
+// added. It once booted before the installation and registered during it,
+// a path the real service does not allow on a single node.
 func TestWorkerAgentWaitsForDay2(t *testing.T) {
 	tc := newCluster(t, 1, 0, watchValue)
 	g := tc.g
 	sim.HoldAt(tc.aciKey(), assisted.StateInstalling)
 	t.Cleanup(func() { sim.Release(tc.aciKey()) })
-	tc.openstackMachine("worker-0", machineOpts{noMAC: true})
-	tc.waitDataSecret("worker-0") // before the installation: the gate is open
+	tc.openstackMachine("worker-0", machineOpts{})
+	oac := tc.waitCondition("worker-0", bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.WaitingForInstallCompleteReason)
+	g.Expect(condMessage(oac, bootstrapv1.DataSecretAvailableCondition)).To(ContainSubstring("workerAgents is 0"))
 	tc.openstackMachine("cp-0", machineOpts{controlPlane: true})
 	tc.waitInstallState(assisted.StateInstalling)
-
-	tc.setServerMAC("worker-0") // the worker's host registers now
-	oac := tc.waitCondition("worker-0", bootstrapv1.AgentApprovedCondition, metav1.ConditionFalse, bootstrapv1.WaitingForInstallCompleteReason)
-	g.Expect(oac.Status.AgentRef).NotTo(BeNil(), "bound, not approved")
+	g.Expect(tc.config("worker-0").Status.DataSecretName).To(BeEmpty(), "no bootstrap data during the day-1 installation")
 	g.Expect(tc.approvedAgentsOf("worker-0")).To(BeEmpty())
 
 	sim.Release(tc.aciKey())
+	tc.waitDataSecret("worker-0")
 	tc.waitCondition("worker-0", bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 	g.Eventually(func(g Gomega) {
 		a := tc.approvedAgentsOf("worker-0")

@@ -118,9 +118,11 @@ func TestLiveISOOnMetal3(t *testing.T) {
 // TestDiscoveryIgnitionOnOpenStack: OpenStack machines default to
 // DiscoveryIgnition; each config has its own InfraEnv; the bootstrap data is
 // the discovery ignition fetched over TLS (the simulator's CA); Agents bind
-// by InfraEnv and get the server's provider ID for kubelet.
+// by InfraEnv and get the server's provider ID for kubelet. The cluster is
+// a single node, so the worker joins on day 2 (assisted-service refuses
+// workers in a single-node day-1 installation).
 func TestDiscoveryIgnitionOnOpenStack(t *testing.T) {
-	tc := newCluster(t, 1, 1, watchValue)
+	tc := newCluster(t, 1, 0, watchValue)
 	g := tc.g
 	tc.openstackMachine("cp-0", machineOpts{controlPlane: true})
 	tc.openstackMachine("worker-0", machineOpts{spec: &bootstrapv1.OpenshiftAssistedConfigSpec{

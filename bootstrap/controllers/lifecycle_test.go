@@ -176,29 +176,35 @@ func TestDeletion(t *testing.T) {
 // the finished cluster writes nothing at all.
 func TestRestart(t *testing.T) {
 	const filter = "bootstrap-restart"
-	tc := newCluster(t, 1, 1, filter)
+	// Three control-plane hosts and a worker, all in the day-1 installation
+	// (a single node takes no worker on day 1).
+	tc := newCluster(t, 3, 1, filter)
 	g := tc.g
 	ctx := context.Background()
 	stopA, err := startBootstrap(ctx, env.Config, filter)
 	g.Expect(err).NotTo(HaveOccurred())
-	tc.openstackMachine("cp-0", machineOpts{controlPlane: true})
+	machines := []string{"cp-0", "cp-1", "cp-2", "worker-0"}
+	for _, n := range machines[:3] {
+		tc.openstackMachine(n, machineOpts{controlPlane: true})
+	}
 	tc.metal3Template("workers", nil)
 	tc.metal3Machine("worker-0", "workers", machineOpts{})
-	tc.waitDataSecret("cp-0")
-	tc.waitDataSecret("worker-0")
+	for _, n := range machines {
+		tc.waitDataSecret(n)
+	}
 	stopA()
 
 	// The hosts boot and register while the provider is down.
-	g.Eventually(func() []aiv1beta1.Agent { return tc.agents() }, wait, tick).Should(HaveLen(2))
+	g.Eventually(func() []aiv1beta1.Agent { return tc.agents() }, wait, tick).Should(HaveLen(len(machines)))
 
 	stopB, err := startBootstrap(ctx, env.Config, filter)
 	g.Expect(err).NotTo(HaveOccurred())
 	tc.waitInstallState(assisted.StateAddingHosts)
-	for _, n := range []string{"cp-0", "worker-0"} {
+	for _, n := range machines {
 		tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 		g.Expect(tc.approvedAgentsOf(n)).To(HaveLen(1), n)
 	}
-	g.Expect(tc.infraEnvs()).To(HaveLen(2))
+	g.Expect(tc.infraEnvs()).To(HaveLen(len(machines)))
 	// Let the last host finish, so that nothing moves any more.
 	g.Eventually(func(g Gomega) {
 		for _, a := range tc.agents() {

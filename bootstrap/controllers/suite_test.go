@@ -115,11 +115,13 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL: simulator manager:", err)
 		return 1
 	}
-	return code
+	// A reconcile loop anywhere in the run fails it (docs/testing.md).
+	return env.Guard.Finish(code)
 }
 
+// newManager builds a manager whose writes pass the loop guard.
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(cfg, env.ManagerOptions())
+	return ctrl.NewManager(env.Guard.WrapConfig(cfg), env.ManagerOptions())
 }
 
 // startBootstrap runs the provider's controllers as the bootstrap-manager

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -34,7 +35,7 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// +kubebuilder:rbac:groups=agent-install.openshift.io,resources=agents,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=agent-install.openshift.io,resources=agents,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=agent-install.openshift.io,resources=infraenvs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs/status,verbs=get;patch
@@ -97,8 +98,8 @@ func installStateChanged() predicate.Funcs {
 			if !ok1 || !ok2 {
 				return false
 			}
-			oldOpen, _ := gate.WorkerMayJoin(o.Status)
-			newOpen, _ := gate.WorkerMayJoin(n.Status)
+			oldOpen, _ := gate.WorkerMayJoin(o)
+			newOpen, _ := gate.WorkerMayJoin(n)
 			return o.Status.DebugInfo.State != n.Status.DebugInfo.State || oldOpen != newOpen
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
@@ -131,7 +132,13 @@ func (r *Reconciler) configHandler() handler.Funcs {
 			if oldAgent != newAgent && oldAgent != "" {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: n.Namespace, Name: oldAgent}})
 			}
-			if newIE != "" && newAgent == "" && (oldIE != newIE || oldAgent != "") {
+			// Unpaused: what the pause left undone (binding, approval) is
+			// done now, not at the next resync.
+			unpaused := annotations.HasPaused(o) && !annotations.HasPaused(n)
+			if unpaused && newAgent != "" {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: n.Namespace, Name: newAgent}})
+			}
+			if newIE != "" && newAgent == "" && (oldIE != newIE || oldAgent != "" || unpaused) {
 				for _, req := range r.unboundAgents(ctx, n.Namespace, newIE) {
 					q.Add(req)
 				}

@@ -111,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if aci == nil {
 			approve = false
 		} else {
-			approve, _ = gate.WorkerMayJoin(aci.Status)
+			approve, _ = gate.WorkerMayJoin(aci)
 		}
 	}
 	desired, specErr := agentspec.Build(agentspec.Input{
@@ -296,22 +296,36 @@ func (r *Reconciler) claim(ctx context.Context, config *bootstrapv1.OpenshiftAss
 	return true, nil
 }
 
-// duplicate reports an Agent that lost the machine to another, once.
+// duplicate deregisters an Agent that lost the machine to another: it is
+// marked (so the event is sent once) and deleted, which makes
+// assisted-service forget the host registration. Leaving it would block
+// the installation for good: assisted-service counts every Agent bound to
+// the cluster, approved or not, against the provision requirements
+// (docs/bootstrap.md, "Duplicate registrations").
 func (r *Reconciler) duplicate(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig, agent *aiv1beta1.Agent, winner string) {
-	ctrl.LoggerFrom(ctx).V(1).Info("Another Agent holds the machine; not approving this one", "agent", agent.Name, "holder", winner)
-	if agent.Annotations[duplicateAnnotation] == winner {
-		return
-	}
-	base := agent.DeepCopy()
-	if agent.Annotations == nil {
-		agent.Annotations = map[string]string{}
-	}
-	agent.Annotations[duplicateAnnotation] = winner
-	if err := r.Client.Patch(ctx, agent, client.MergeFrom(base)); err == nil {
+	ctrl.LoggerFrom(ctx).V(1).Info("Another Agent holds the machine; deregistering this one", "agent", agent.Name, "holder", winner)
+	if agent.Annotations[duplicateAnnotation] != winner {
+		base := agent.DeepCopy()
+		if agent.Annotations == nil {
+			agent.Annotations = map[string]string{}
+		}
+		agent.Annotations[duplicateAnnotation] = winner
+		if err := r.Client.Patch(ctx, agent, client.MergeFrom(base)); err != nil {
+			return
+		}
 		r.Agents.Wrote(client.ObjectKeyFromObject(agent), base.ResourceVersion, agent.ResourceVersion)
 		r.Recorder.Eventf(config, agent, corev1.EventTypeWarning, "DuplicateAgent", "Bind",
-			"Agent %s registered for the machine of config %s, which Agent %s already holds; it is not approved",
+			"Agent %s registered for the machine of config %s, which Agent %s already holds; it is not approved and is deleted",
 			agent.Name, config.Name, winner)
+	}
+	// Only this Agent, never one approved since the read (the winner keeps
+	// the machine): the precondition pins the version that was judged.
+	if agent.Spec.Approved || !agent.DeletionTimestamp.IsZero() {
+		return
+	}
+	if err := r.Client.Delete(ctx, agent, client.Preconditions{UID: &agent.UID, ResourceVersion: &agent.ResourceVersion}); err != nil &&
+		!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).Error(err, "Deleting a duplicate Agent", "agent", agent.Name)
 	}
 }
 

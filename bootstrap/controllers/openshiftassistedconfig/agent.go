@@ -23,7 +23,7 @@ func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1be
 	config := s.config
 	gated, gateMsg := false, ""
 	if aci != nil && s.machine != nil && !util.IsControlPlaneMachine(s.machine) {
-		ok, msg := gate.WorkerMayJoin(aci.Status)
+		ok, msg := gate.WorkerMayJoin(aci)
 		gated, gateMsg = !ok, msg
 	}
 	infraEnv := "its InfraEnv"

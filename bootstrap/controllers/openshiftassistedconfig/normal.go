@@ -85,7 +85,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 	if !util.IsControlPlaneMachine(s.machine) {
-		if ok, msg := gate.WorkerMayJoin(aci.Status); !ok {
+		if ok, msg := gate.WorkerMayJoin(aci); !ok {
 			conditions.MarkFalse(config, bootstrapv1.DataSecretAvailableCondition, bootstrapv1.WaitingForInstallCompleteReason, msg)
 			return ctrl.Result{}, nil
 		}

@@ -66,8 +66,21 @@ const (
 //     conditions are then Unknown) and states this package does not know:
 //     the Completed condition decides; only "not started" lets the worker
 //     in, or, with no state, no information at all.
-func WorkerMayJoin(status hiveextv1beta1.AgentClusterInstallStatus) (bool, string) {
+//
+// A cluster whose day-1 installation takes no workers (the AgentClusterInstall's
+// provisionRequirements.workerAgents is 0: single-node and compact
+// clusters) admits workers on day 2 only: assisted-service counts every
+// Agent bound to the cluster, and a worker there fails its validations
+// ("Single-node clusters must have a single control plane node and no
+// workers") or its provision requirements ("requires exactly 0 worker
+// agents"), which would hold the installation for good.
+func WorkerMayJoin(aci *hiveextv1beta1.AgentClusterInstall) (bool, string) {
+	status := aci.Status
 	state := status.DebugInfo.State
+	if aci.Spec.ProvisionRequirements.WorkerAgents == 0 && state != StateAddingHosts {
+		return false, fmt.Sprintf("the cluster's day-1 installation takes no workers (provisionRequirements.workerAgents is 0); "+
+			"this worker joins as a day-2 host once the AgentClusterInstall reaches %q (state %q)", StateAddingHosts, state)
+	}
 	switch state {
 	case StateInsufficient, StatePendingForInput, StateAddingHosts:
 		return true, ""

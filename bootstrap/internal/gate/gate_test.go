@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,7 +63,7 @@ func TestWorkerMayJoin(t *testing.T) {
 		{"no state, but in progress", status("", cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, msg := WorkerMayJoin(tc.st)
+			got, msg := WorkerMayJoin(withWorkers(2, tc.st))
 			if got != tc.want {
 				t.Errorf("state %q %v: may join %v, want %v (%s)", tc.st.DebugInfo.State, tc.st.Conditions, got, tc.want, msg)
 			}
@@ -76,14 +77,41 @@ func TestWorkerMayJoin(t *testing.T) {
 	}
 }
 
+// TestNoDay1Workers: a cluster whose day-1 installation takes no workers
+// (single-node, compact) admits workers on day 2 only, whatever the state:
+// assisted-service would count such a worker and never start.
+func TestNoDay1Workers(t *testing.T) {
+	for _, st := range []hiveextv1beta1.AgentClusterInstallStatus{
+		status(""), status(StateInsufficient, notStarted),
+		status(StateReady, cond(reqMet, corev1.ConditionFalse, "InsufficientAgents"), notStarted),
+		status(StateInstalling), status(StateInstalled, cond(completed, corev1.ConditionTrue, "InstallationCompleted")),
+		status("something-new", notStarted),
+	} {
+		if ok, msg := WorkerMayJoin(withWorkers(0, st)); ok || !strings.Contains(msg, "workerAgents is 0") {
+			t.Errorf("state %q: may join %v (%s), want refused naming workerAgents", st.DebugInfo.State, ok, msg)
+		}
+	}
+	day2 := status(StateAddingHosts, cond(completed, corev1.ConditionTrue, "InstallationCompleted"))
+	if ok, msg := WorkerMayJoin(withWorkers(0, day2)); !ok {
+		t.Errorf("adding-hosts: refused: %s", msg)
+	}
+}
+
+func withWorkers(n int, st hiveextv1beta1.AgentClusterInstallStatus) *hiveextv1beta1.AgentClusterInstall {
+	aci := &hiveextv1beta1.AgentClusterInstall{Status: st}
+	aci.Spec.ProvisionRequirements.ControlPlaneAgents = 3
+	aci.Spec.ProvisionRequirements.WorkerAgents = n
+	return aci
+}
+
 // FuzzWorkerMayJoin: any state and condition never panics, and a refusal
 // always says why.
 func FuzzWorkerMayJoin(f *testing.F) {
-	f.Add(StateReady, "RequirementsMet", "True", "ClusterIsReady")
-	f.Add("", "Completed", "Unknown", "NotAvailable")
-	f.Fuzz(func(t *testing.T, state, typ, st, reason string) {
-		ok, msg := WorkerMayJoin(status(state, hivev1.ClusterInstallCondition{Type: hivev1.ClusterInstallConditionType(typ),
-			Status: corev1.ConditionStatus(st), Reason: reason}))
+	f.Add(StateReady, "RequirementsMet", "True", "ClusterIsReady", 2)
+	f.Add("", "Completed", "Unknown", "NotAvailable", 0)
+	f.Fuzz(func(t *testing.T, state, typ, st, reason string, workers int) {
+		ok, msg := WorkerMayJoin(withWorkers(workers, status(state, hivev1.ClusterInstallCondition{Type: hivev1.ClusterInstallConditionType(typ),
+			Status: corev1.ConditionStatus(st), Reason: reason})))
 		if !ok && msg == "" {
 			t.Errorf("%q %q %q %q: gated without a message", state, typ, st, reason)
 		}
