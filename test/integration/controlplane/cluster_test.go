@@ -178,8 +178,22 @@ func (tc *testCluster) metal3Template(name string) {
 
 // worker creates a worker Machine with its OpenshiftAssistedConfig and
 // Metal3Machine, as a MachineSet (CAPI core) makes them.
-func (tc *testCluster) worker(name string) {
+func (tc *testCluster) worker(name string) { tc.t.Helper(); tc.newWorker(name, false) }
+
+// workerHeld creates a worker whose host does not boot until boot(name).
+func (tc *testCluster) workerHeld(name string) { tc.t.Helper(); tc.newWorker(name, true) }
+
+// boot lets the host of a workerHeld boot.
+func (tc *testCluster) boot(name string) {
 	tc.t.Helper()
+	m := &clusterv1.Machine{}
+	tc.g.Expect(k8s.Get(tc.ctx, tc.key(name), m)).To(Succeed())
+	base := m.DeepCopy()
+	delete(m.Annotations, holdBootAnnotation)
+	tc.g.Expect(k8s.Patch(tc.ctx, m, client.MergeFrom(base))).To(Succeed())
+}
+
+func (tc *testCluster) newWorker(name string, hold bool) {
 	labels := map[string]string{clusterv1.ClusterNameLabel: clusterName}
 	m := &clusterv1.Machine{
 		ObjectMeta: tc.meta(name, labels),
@@ -189,6 +203,9 @@ func (tc *testCluster) worker(name string) {
 				APIGroup: bootstrapv1.GroupVersion.Group, Kind: "OpenshiftAssistedConfig", Name: name}},
 			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infraGV.Group, Kind: "Metal3Machine", Name: name},
 		},
+	}
+	if hold {
+		m.Annotations = map[string]string{holdBootAnnotation: ""}
 	}
 	tc.create(m)
 	owner := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID,

@@ -140,11 +140,14 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL: simulator manager:", err)
 		return 1
 	}
-	return code
+	// A reconcile loop anywhere in the run fails it (docs/testing.md).
+	return env.Guard.Finish(code)
 }
 
+// newManager builds a manager of our providers; its writes pass the loop
+// guard.
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(cfg, env.ManagerOptions())
+	return ctrl.NewManager(env.Guard.WrapConfig(cfg), env.ManagerOptions())
 }
 
 // startControlPlane runs the provider's controller as the
@@ -229,6 +232,10 @@ func setupFakeCAPI(_ context.Context, mgr ctrl.Manager) error {
 
 type fakeCAPI struct{ c client.Client }
 
+// holdBootAnnotation on a Machine keeps fakeCAPI from provisioning its host
+// (so it does not boot and register) until the test removes it.
+const holdBootAnnotation = "test.ocp-capi.io/hold-boot"
+
 func (r *fakeCAPI) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &clusterv1.Machine{}
 	if err := r.c.Get(ctx, req.NamespacedName, m); err != nil {
@@ -302,8 +309,12 @@ func (r *fakeCAPI) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		m.Spec.Bootstrap.DataSecretName = ptr.To(config.Status.DataSecretName)
 		return ctrl.Result{}, client.IgnoreNotFound(r.c.Patch(ctx, m, client.MergeFrom(base)))
 	}
-	// CAPM3: claim a BareMetalHost and provision it with the bootstrap data.
+	// CAPM3: claim a BareMetalHost and provision it with the bootstrap data
+	// (unless the test holds the host's boot: holdBootAnnotation).
 	if p, _, _ := unstructured.NestedBool(infra.Object, "status", "initialization", "provisioned"); !p {
+		if _, held := m.Annotations[holdBootAnnotation]; held {
+			return ctrl.Result{}, nil
+		}
 		bmh := &bmhv1alpha1.BareMetalHost{
 			ObjectMeta: metav1.ObjectMeta{Name: "bmh-" + m.Name, Namespace: m.Namespace},
 			Spec: bmhv1alpha1.BareMetalHostSpec{
