@@ -7,9 +7,11 @@ package openstack
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -69,8 +71,14 @@ type fixtures struct {
 	identitySecretYAML       []byte
 }
 
+// noCloudValue in $OCP_CAPI_OPENSTACK_CLOUDS means "no cloud", even when
+// /etc/openstack/clouds.yaml exists (TestSuiteWithoutCloud uses it).
+const noCloudValue = "none"
+
 func cloudsPath() string {
-	if p := os.Getenv(openstackproxy.CloudsEnv); p != "" {
+	if p := os.Getenv(openstackproxy.CloudsEnv); p == noCloudValue {
+		return ""
+	} else if p != "" {
 		return p
 	}
 	if _, err := os.Stat("/etc/openstack/clouds.yaml"); err == nil {
@@ -91,8 +99,20 @@ func run(m *testing.M) int {
 			fmt.Println("FAIL:", msg)
 			return 1
 		}
-		// Every test reports the skip with this reason (see needCloud).
+		// Only the tests that need no cloud run: the others would reach
+		// for the clients and fixtures made below. TestCloudFixtures
+		// reports the skip with its reason.
 		noCloud = msg
+		fmt.Println("SKIP:", msg)
+		flag.Parse()
+		if err := flag.Set("test.run", cloudFreeTests); err != nil {
+			fmt.Println("FAIL:", err)
+			return 1
+		}
+		if err := flag.Set("test.bench", ""); err != nil {
+			fmt.Println("FAIL:", err)
+			return 1
+		}
 		return m.Run()
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
@@ -124,7 +144,68 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer teardownFixtures()
-	return m.Run()
+	// A reconcile loop anywhere in the run fails it (docs/testing.md).
+	return env.Guard.Finish(m.Run())
+}
+
+// cloudFreeTests are the tests that run without a cloud.
+const cloudFreeTests = "^(TestCloudFixtures|TestSuiteWithoutCloud)$"
+
+// TestCloudFixtures checks what TestMain set up; without a cloud it is the
+// one test that reports the suite skipped, with the reason.
+func TestCloudFixtures(t *testing.T) {
+	needCloud(t)
+	if fx.networkID == "" || fx.subnetID == "" || fx.secGroupID == "" || fx.imageID == "" || fx.flavorID == "" {
+		t.Fatalf("fixtures incomplete: %+v", fx)
+	}
+	if env == nil || proxy == nil || direct.compute == nil || direct.network == nil {
+		t.Fatal("TestMain did not start the API server, the proxy and the direct clients")
+	}
+}
+
+// childEnv marks the test binary run by TestSuiteWithoutCloud.
+const childEnv = "OCP_CAPI_OPENSTACK_SUITE_CHILD"
+
+// TestSuiteWithoutCloud runs this test binary again with no cloud: outside
+// CI it must pass and say why its tests were skipped (it used to panic on a
+// nil OpenStack client), and under CI it must fail. It runs with or without
+// a cloud, and costs two starts of the binary.
+func TestSuiteWithoutCloud(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("the copy run by TestSuiteWithoutCloud")
+	}
+	msg := "the real OpenStack suite needs a local cloud"
+	run := func(ci bool) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.v", "-test.count=1")
+		env := []string{childEnv + "=1", openstackproxy.CloudsEnv + "=" + noCloudValue}
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CI=") && !strings.HasPrefix(kv, openstackproxy.CloudsEnv+"=") {
+				env = append(env, kv)
+			}
+		}
+		if ci {
+			env = append(env, "CI=true")
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	out, err := run(false)
+	if err != nil {
+		t.Fatalf("without a cloud and outside CI the suite must pass, skipping: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "--- SKIP: TestCloudFixtures") || !strings.Contains(out, msg) {
+		t.Errorf("without a cloud the suite must report its skip and the reason %q:\n%s", msg, out)
+	}
+
+	out, err = run(true)
+	if err == nil {
+		t.Fatalf("without a cloud under CI the suite must fail:\n%s", out)
+	}
+	if !strings.Contains(out, "FAIL: "+msg) {
+		t.Errorf("under CI the failure must say why (%q):\n%s", msg, out)
+	}
 }
 
 func zapLevel() zapcore.Level {
@@ -244,7 +325,8 @@ type testManager struct {
 func startManager(t *testing.T) *testManager {
 	t.Helper()
 	needCloud(t)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	// The controllers' writes pass the loop guard.
+	mgr, err := ctrl.NewManager(env.ControllerConfig(), ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
