@@ -110,7 +110,7 @@ func TestLoopGuardTripsOnALoop(t *testing.T) {
 		t.Fatalf("Check reported %d errors, want 1: %v", len(rec.errors), rec.errors)
 	}
 	msg := rec.errors[0]
-	for _, want := range []string{"reconcile loop", "ns1/c1", "limit 20", "300 writes", `PATCH ` + path + ` {"status":{"ready":true}}`, `{"status":{"ready":false}}`} {
+	for _, want := range []string{"reconcile loop", "ns1/c1", fmt.Sprintf("limit %d", DefaultLoopMax), "300 writes", `PATCH ` + path + ` {"status":{"ready":true}}`, `{"status":{"ready":false}}`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
