@@ -16,7 +16,6 @@ import (
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/agent"
-	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/freshness"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/openshiftassistedconfig"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/ignition"
@@ -24,6 +23,7 @@ import (
 	bmhv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetalhost/v1alpha1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 

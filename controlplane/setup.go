@@ -17,12 +17,12 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
-	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/freshness"
 	"github.com/ocp-capi/ocp-capi/controlplane/controllers/openshiftassistedcontrolplane"
 	"github.com/ocp-capi/ocp-capi/controlplane/controllers/workload"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 

@@ -47,18 +47,18 @@ webhook() {
 }
 
 # Our served APIs, one CRD directory per provider.
-crds api/infrastructure config/infrastructure/crd/bases
+crds api/infrastructure internal/openstack/config/crd/bases
 crds api/bootstrap bootstrap/config/crd/bases
 crds api/controlplane controlplane/config/crd/bases
 
 # Consumed APIs: CRDs for the test environment only, never released.
 crds internal/consumed test/crds/consumed
 
-rbac infrastructure-manager-role config/infrastructure/rbac internal/controller/infrastructure internal/openstack internal/webhooks/infrastructure
+rbac infrastructure-manager-role internal/openstack/config/rbac internal/openstack
 rbac bootstrap-manager-role bootstrap/config/rbac bootstrap/controllers
 rbac controlplane-manager-role controlplane/config/rbac controlplane/controllers
-rbac addon-manager-role config/addon/rbac internal/controller/addon
+rbac addon-manager-role internal/addon/config/rbac internal/addon
 
-webhook config/infrastructure/webhook internal/webhooks/infrastructure
+webhook internal/openstack/config/webhook internal/openstack/webhooks
 webhook bootstrap/config/webhook bootstrap/webhooks
 webhook controlplane/config/webhook controlplane/webhooks

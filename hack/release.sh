@@ -38,14 +38,14 @@ export GOTOOLCHAIN=local
 # The providers: key|kustomize dir|clusterctl type|clusterctl name|provider label|components file|
 # chart|variable prefix|namespace|image name|umbrella alias|in the umbrella by default|description
 PROVIDERS="
-infrastructure|config/infrastructure|InfrastructureProvider|openstack|infrastructure-openstack|infrastructure-components.yaml|ocp-capi-infrastructure-openstack|OCP_CAPI_INFRASTRUCTURE_|ocp-capi-infrastructure-system|infrastructure-manager|infrastructure|enabled|Cluster API infrastructure provider for OpenStack (OpenStackCluster, OpenStackMachine, OpenStackServer)
+infrastructure|internal/openstack/config|InfrastructureProvider|openstack|infrastructure-openstack|infrastructure-components.yaml|ocp-capi-infrastructure-openstack|OCP_CAPI_INFRASTRUCTURE_|ocp-capi-infrastructure-system|infrastructure-manager|infrastructure|enabled|Cluster API infrastructure provider for OpenStack (OpenStackCluster, OpenStackMachine, OpenStackServer)
 bootstrap|bootstrap/config|BootstrapProvider|openshift-agent|bootstrap-openshift-agent|bootstrap-components.yaml|ocp-capi-bootstrap|OCP_CAPI_BOOTSTRAP_|ocp-capi-bootstrap-system|bootstrap-manager|bootstrap|enabled|Cluster API bootstrap provider for OpenShift through the Assisted Installer (OpenshiftAssistedConfig)
 controlplane|controlplane/config|ControlPlaneProvider|openshift-agent|control-plane-openshift-agent|control-plane-components.yaml|ocp-capi-controlplane|OCP_CAPI_CONTROLPLANE_|ocp-capi-controlplane-system|controlplane-manager|controlplane|enabled|Cluster API control-plane provider for OpenShift through the Assisted Installer
-addon|config/addon|AddonProvider|openshift|addon-openshift|addon-components.yaml|ocp-capi-addon|OCP_CAPI_ADDON_|ocp-capi-addon-system|addon-manager|addon|disabled|OpenShift add-on: MAPI to CAPI MachineSet sync and the MachineConfigPool BuildController
+addon|internal/addon/config|AddonProvider|openshift|addon-openshift|addon-components.yaml|ocp-capi-addon|OCP_CAPI_ADDON_|ocp-capi-addon-system|addon-manager|addon|disabled|OpenShift add-on: MAPI to CAPI MachineSet sync and the MachineConfigPool BuildController
 "
 # Extra kustomize trees of a provider, released beside its components and
 # rendered by its chart (the add-on's RoleBinding in the build namespace).
-extra_dirs() { case $1 in addon) echo config/addon/build-rbac ;; esac; }
+extra_dirs() { case $1 in addon) echo internal/addon/config/build-rbac ;; esac; }
 # Strings of a provider's objects that become chart values.
 chart_literals() { case $1 in addon) echo "--literal openshift-machine-config-operator=buildNamespace" ;; esac; }
 
@@ -97,7 +97,7 @@ check_inputs() {
       die "$dir/crd/kustomization.yaml does not list exactly the CRDs in $dir/crd/bases: run 'make charts' (hack/release.sh charts)"
     fi
     if [ -f "$dir/webhook/manifests.yaml" ] && ! grep -qE '^- \.\./webhook$' "$dir/default/kustomization.yaml"; then
-      die "$dir/webhook/manifests.yaml exists but $dir/default/kustomization.yaml does not include the ../webhook component: add it (see config/infrastructure/default)"
+      die "$dir/webhook/manifests.yaml exists but $dir/default/kustomization.yaml does not include the ../webhook component: add it (see internal/openstack/config/default)"
     fi
   done <<< "$PROVIDERS"
 }

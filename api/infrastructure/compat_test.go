@@ -20,7 +20,7 @@ var suite = crdcompat.Suite{
 	Upstream:       "CAPO",
 	UpstreamSubdir: "cluster-api-provider-openstack",
 	// The CRDs generated from api/infrastructure.
-	OwnCRDDir: "config/infrastructure/crd/bases",
+	OwnCRDDir: "internal/openstack/config/crd/bases",
 	// The kinds we serve with CAPO's JSON, at CAPO's version.
 	Kinds: []crdcompat.Kind{
 		{Name: "OpenStackServer", Version: "v1alpha1"},

@@ -80,7 +80,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	// internal/scheme does not know this provider's API yet.
+	// test/scheme does not know this provider's API yet.
 	if err := bootstrapv1.AddToScheme(env.Scheme); err != nil {
 		fmt.Println("FAIL:", err)
 		return 1

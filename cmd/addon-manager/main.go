@@ -3,7 +3,7 @@
 package main
 
 import (
-	"github.com/ocp-capi/ocp-capi/internal/controller/addon"
+	"github.com/ocp-capi/ocp-capi/internal/addon"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 

@@ -3,18 +3,17 @@
 package main
 
 import (
-	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
-	infrawebhooks "github.com/ocp-capi/ocp-capi/internal/webhooks/infrastructure"
+	"github.com/ocp-capi/ocp-capi/internal/openstack"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/webhooks"
 )
 
 func main() {
 	manager.Main(manager.Spec{
 		Name:        "infrastructure-manager",
 		Description: "infrastructure-manager runs the Cluster API infrastructure provider for OpenStack.",
-		AddToScheme: infrastructure.AddToScheme,
-		Controllers: infrastructure.Controllers(clients.Options{}),
-		Webhooks:    infrawebhooks.SetupWebhooks,
+		AddToScheme: openstack.AddToScheme,
+		Controllers: openstack.Controllers(openstack.Options{}),
+		Webhooks:    webhooks.SetupWebhooks,
 	})
 }

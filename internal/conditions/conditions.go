@@ -15,7 +15,7 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 )
 
 // Reasons used by these helpers (the API packages document them).

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ocp-capi/ocp-capi/internal/scheme"
 	"github.com/ocp-capi/ocp-capi/test/e2e/localenv"
+	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
 // Flags (make test-e2e sets them; see hack/make/e2e.mk).

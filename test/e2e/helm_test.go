@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/cluster-api/test/framework"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ocp-capi/ocp-capi/internal/scheme"
 	"github.com/ocp-capi/ocp-capi/test/e2e/localenv"
+	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
 // The Helm suite runs the quick start on the second management cluster,

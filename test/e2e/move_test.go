@@ -28,8 +28,8 @@ import (
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
-	"github.com/ocp-capi/ocp-capi/internal/scheme"
 	"github.com/ocp-capi/ocp-capi/test/e2e/localenv"
+	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
 // The move suite runs the quick start on the first management cluster and,

@@ -3,7 +3,7 @@
 //
 //   - CAPI core's CRDs, read from the cluster-api module in the Go module
 //     cache at the version go.mod pins, so they never drift from the code;
-//   - the CRDs this project serves (config/infrastructure, bootstrap/config,
+//   - the CRDs this project serves (internal/openstack/config, bootstrap/config,
 //     controlplane/config);
 //   - the CRDs of the APIs we consume: the real upstream CRDs when
 //     ../shared/upstream-crds (or $OCP_CAPI_UPSTREAM_CRDS) is present, else
@@ -32,7 +32,7 @@ import (
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest/komega"
 
-	"github.com/ocp-capi/ocp-capi/internal/scheme"
+	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
 // Options configure Start. The zero value is what tests want.
@@ -203,7 +203,7 @@ type Paths struct {
 // OwnCRDDirs are the directories, relative to the repository root, that
 // hold the CRDs of the APIs we serve, one per provider.
 var OwnCRDDirs = []string{
-	"config/infrastructure/crd/bases",
+	"internal/openstack/config/crd/bases",
 	"bootstrap/config/crd/bases",
 	"controlplane/config/crd/bases",
 }

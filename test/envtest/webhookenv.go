@@ -50,7 +50,7 @@ type WebhookEnvOptions struct {
 	// Manifests are the webhook configurations to install, as
 	// Options.WebhookManifests.
 	Manifests []string
-	// AddToScheme register the APIs the webhooks serve (internal/scheme
+	// AddToScheme register the APIs the webhooks serve (test/scheme
 	// does not know every provider's).
 	AddToScheme []func(*runtime.Scheme) error
 	// Setup registers the webhooks with the manager that serves them.

@@ -271,3 +271,16 @@ func leafPaths(prefix string, m map[string]any) []string {
 	}
 	return out
 }
+
+// TestWholeProductTree: config/, the one kustomize tree of the whole
+// product, renders exactly the four providers' default trees.
+func TestWholeProductTree(t *testing.T) {
+	var want []obj
+	for _, p := range providers {
+		want = append(want, parseObjects(t, substitute(t, kustomize(t, p.dirs[0])))...)
+	}
+	got := parseObjects(t, substitute(t, kustomize(t, "config")))
+	if d := diffObjects(want, got); d != "" {
+		t.Errorf("kustomize build config differs from the providers' default trees:\n%s", d)
+	}
+}

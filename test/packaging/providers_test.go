@@ -39,7 +39,7 @@ type provider struct {
 
 var providers = []provider{
 	{
-		key: "infrastructure", label: "infrastructure-openstack", dirs: []string{"config/infrastructure/default"},
+		key: "infrastructure", label: "infrastructure-openstack", dirs: []string{"internal/openstack/config/default"},
 		chart: "ocp-capi-infrastructure-openstack", namespace: "ocp-capi-infrastructure-system", varPrefix: "OCP_CAPI_INFRASTRUCTURE_",
 		image: "infrastructure-manager", clusterctlFlag: "--infrastructure", clusterctlName: "openstack",
 		componentsFile: "infrastructure-components.yaml", umbrellaAlias: "infrastructure", inUmbrella: true,
@@ -57,7 +57,7 @@ var providers = []provider{
 		componentsFile: "control-plane-components.yaml", umbrellaAlias: "controlplane", inUmbrella: true,
 	},
 	{
-		key: "addon", label: "addon-openshift", dirs: []string{"config/addon/default", "config/addon/build-rbac"},
+		key: "addon", label: "addon-openshift", dirs: []string{"internal/addon/config/default", "internal/addon/config/build-rbac"},
 		chart: "ocp-capi-addon", namespace: "ocp-capi-addon-system", varPrefix: "OCP_CAPI_ADDON_",
 		image: "addon-manager", clusterctlFlag: "--addon", clusterctlName: "openshift",
 		componentsFile: "addon-components.yaml", umbrellaAlias: "addon", inUmbrella: false,

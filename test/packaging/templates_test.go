@@ -23,9 +23,9 @@ import (
 
 	bootstrapwebhooks "github.com/ocp-capi/ocp-capi/bootstrap/webhooks"
 	controlplanewebhooks "github.com/ocp-capi/ocp-capi/controlplane/webhooks"
-	"github.com/ocp-capi/ocp-capi/internal/scheme"
-	infrawebhooks "github.com/ocp-capi/ocp-capi/internal/webhooks/infrastructure"
+	infrawebhooks "github.com/ocp-capi/ocp-capi/internal/openstack/webhooks"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
+	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
 // flavors are the cluster templates of templates/, by flavor.
@@ -313,7 +313,7 @@ var templateWebhooks = []struct {
 	dir   string
 	setup func(ctrl.Manager) error
 }{
-	{"config/infrastructure/webhook", infrawebhooks.SetupWebhooks},
+	{"internal/openstack/config/webhook", infrawebhooks.SetupWebhooks},
 	{"bootstrap/config/webhook", bootstrapwebhooks.SetupWebhooks},
 	{"controlplane/config/webhook", controlplanewebhooks.SetupWebhooks},
 }

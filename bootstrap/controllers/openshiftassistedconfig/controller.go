@@ -37,13 +37,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
-	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/freshness"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/ignition"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 )
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs,verbs=get;list;watch;patch

@@ -33,10 +33,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
-	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/freshness"
 	"github.com/ocp-capi/ocp-capi/controlplane/controllers/workload"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/clusterinstall"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 )
 
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=openshiftassistedcontrolplanes,verbs=get;list;watch;patch

@@ -9,8 +9,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/server"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/server"
 )
 
 // Cloud says how to reach OpenStack. Set exactly one of CloudsYAML,

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 )
 
 // Reasons of an *Error. They are the condition reasons the OpenStackServer

@@ -20,7 +20,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 )
 
 // The adapters below put caller-made gophercloud service clients behind

@@ -9,7 +9,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/server"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/server"
 )
 
 // How soon to look again at a server Nova is building, and at one in a

@@ -11,7 +11,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/server"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/server"
 )
 
 // Spec describes one instance. Name, Image, Flavor and at least one port

@@ -43,9 +43,9 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
-	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	osprovider "github.com/ocp-capi/ocp-capi/internal/openstack"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
 
@@ -304,7 +304,7 @@ func startBenchManager(b *testing.B) func() {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	for _, c := range infrastructure.Controllers(clients.Options{}) {
+	for _, c := range osprovider.Controllers(osprovider.Options{}) {
 		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: manager.DefaultConcurrency}); err != nil {
 			cancel()
 			b.Fatal(err)

@@ -36,9 +36,9 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
-	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	osprovider "github.com/ocp-capi/ocp-capi/internal/openstack"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
 
@@ -404,7 +404,7 @@ func runManager(t *testing.T) *testManager {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
-	for _, c := range infrastructure.Controllers(clients.Options{}) {
+	for _, c := range osprovider.Controllers(osprovider.Options{}) {
 		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: 10}); err != nil {
 			cancel()
 			t.Fatal(err)

@@ -38,9 +38,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ocp-capi/ocp-capi/internal/controller/infrastructure"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/clients"
+	osprovider "github.com/ocp-capi/ocp-capi/internal/openstack"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
@@ -338,7 +338,7 @@ func startManager(t *testing.T) *testManager {
 	ctx, cancel := context.WithCancel(context.Background())
 	// A new factory per manager: a restarted manager starts cold, as a
 	// real one would.
-	for _, c := range infrastructure.Controllers(clients.Options{}) {
+	for _, c := range osprovider.Controllers(osprovider.Options{}) {
 		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: 10}); err != nil {
 			cancel()
 			t.Fatal(err)

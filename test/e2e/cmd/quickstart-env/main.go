@@ -30,8 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/ocp-capi/ocp-capi/internal/scheme"
 	"github.com/ocp-capi/ocp-capi/test/e2e/localenv"
+	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
 func main() {

@@ -1,0 +1,241 @@
+// Package buildcontroller is the add-on's BuildController: it builds a layered OS
+// image for every MachineConfigPool labelled
+// machineconfiguration.openshift.io/layering-enabled, from the pool's
+// rendered MachineConfig and the configuration in the build namespace, with
+// the OpenShift Build API or a Kubernetes Job, and writes the outcome back to
+// the pool (conditions BuildPending, Building, BuildSuccess, BuildFailed and
+// the annotation machineconfiguration.openshift.io/desired-os-image). The
+// pure parts (inputs, names, Containerfile, backends) are internal/addon/internal/osbuild.
+// docs/addon/build-controller.md describes it for users.
+package buildcontroller
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
+	buildv1 "github.com/ocp-capi/ocp-capi/internal/consumed/build/v1"
+	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
+)
+
+// Pools and MachineConfigs are cluster-scoped: a ClusterRole. Pools get
+// patched (annotations) and their status patched (conditions); nothing is
+// created or deleted at cluster scope.
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineconfigpools,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineconfigpools/status,verbs=get;patch
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineconfigs,verbs=get;list;watch
+//
+// Everything else lives in the build namespace: a Role there, not a
+// ClusterRole. Secrets are only read (get, no list or watch), one by name,
+// when a build is about to start. If --build-namespace changes, bind the Role
+// in that namespace instead.
+// +kubebuilder:rbac:groups="",namespace=openshift-machine-config-operator,resources=configmaps,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",namespace=openshift-machine-config-operator,resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=build.openshift.io,namespace=openshift-machine-config-operator,resources=builds,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=batch,namespace=openshift-machine-config-operator,resources=jobs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",namespace=openshift-machine-config-operator,resources=pods,verbs=get;list;watch
+
+// ControllerName is the controller's name: it yields --build-concurrency.
+const ControllerName = "build"
+
+// AddToScheme registers the API types the controller uses beyond client-go's.
+var AddToScheme = []func(*runtime.Scheme) error{mcfgv1.AddToScheme, buildv1.AddToScheme}
+
+// Controller returns the manager.Controller of the BuildController. opts is
+// read when the manager sets the controller up, after the flags are parsed,
+// so pass the Options that Options.AddFlags bound.
+func Controller(opts *Options) manager.Controller {
+	return manager.Controller{
+		Name:               ControllerName,
+		DefaultConcurrency: 5, // upstream's worker count
+		Setup: func(ctx context.Context, mgr ctrl.Manager, o manager.ControllerOptions) error {
+			r, err := NewReconciler(mgr, *opts, o.WatchFilterValue)
+			if err != nil {
+				return err
+			}
+			return r.SetupWithManager(ctx, mgr, o.Options())
+		},
+	}
+}
+
+// Reconciler reconciles MachineConfigPools.
+type Reconciler struct {
+	// Client reads pools from the manager's cache and writes everything.
+	// It must not read namespaced objects: that would start cluster-wide
+	// informers.
+	Client client.Client
+	// Cache reads the build namespace's ConfigMaps, build objects and pods
+	// (set by SetupWithManager).
+	Cache client.Reader
+	// APIReader reads Secrets and MachineConfigs uncached, when a build
+	// starts.
+	APIReader client.Reader
+	// NewReconciler and SetupWithManager give each of the three a deadline
+	// per call (Options.APITimeout; bounded.go).
+	Recorder events.EventRecorder
+	Backend  osbuild.Backend
+	Options  Options
+	// WatchFilterValue is the cluster.x-k8s.io/watch-filter label value.
+	WatchFilterValue string
+
+	// Counters, for the benchmark and for tests.
+	reconciles, completed, failures, conflicts atomic.Int64
+	// lastFailure is the text of the last error Reconcile returned, for
+	// tests.
+	lastFailure atomic.Value
+}
+
+// NewReconciler validates opts and builds a reconciler on mgr's clients.
+func NewReconciler(mgr ctrl.Manager, opts Options, watchFilter string) (*Reconciler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	backend, err := osbuild.NewBackend(opts.Backend, osbuild.BackendOptions{
+		Timeout:        opts.Timeout,
+		ServiceAccount: opts.ServiceAccount,
+		BuilderImage:   opts.BuilderImage,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Reconciler{
+		Client:           newBoundedClient(mgr.GetClient(), opts.APITimeout),
+		APIReader:        newBoundedReader(mgr.GetAPIReader(), opts.APITimeout),
+		Recorder:         mgr.GetEventRecorder("build-controller"),
+		Backend:          backend,
+		Options:          opts,
+		WatchFilterValue: watchFilter,
+	}, nil
+}
+
+// namespaceCache lets the manager run a cache in its Caches group: started
+// before the controllers, whatever the leader election.
+type namespaceCache struct{ cache.Cache }
+
+func (c namespaceCache) GetCache() cache.Cache { return c.Cache }
+
+// SetupWithManager registers the controller, its cache of the build
+// namespace, and the one-off sweep of the other backend's objects.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if r.Options.Backend == osbuild.BackendBuild {
+		// Say plainly when the Build API is missing, rather than fail later
+		// in a watch.
+		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: buildv1.GroupVersion.Group, Kind: "Build"}, buildv1.GroupVersion.Version); err != nil {
+			return fmt.Errorf("--build-backend=%s needs the OpenShift Build API (build.openshift.io/v1 Build), which the API server does not serve; use --build-backend=%s: %w",
+				osbuild.BackendBuild, osbuild.BackendJob, err)
+		}
+	}
+	managed := labels.SelectorFromSet(labels.Set{osbuild.ManagedByLabel: osbuild.ManagedByValue})
+	// One namespace only, so a Role there suffices; the build objects and
+	// pods only when they are ours.
+	nsCache, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient:        mgr.GetHTTPClient(),
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{r.Options.Namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			r.Backend.NewObject(): {Label: managed},
+			&corev1.Pod{}:         {Label: managed},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the cache of namespace %s: %w", r.Options.Namespace, err)
+	}
+	if err := mgr.Add(namespaceCache{nsCache}); err != nil {
+		return err
+	}
+	r.Cache = newBoundedReader(nsCache, r.Options.APITimeout)
+	if err := mgr.Add(&sweeper{
+		reader: newBoundedReader(mgr.GetAPIReader(), r.Options.APITimeout), client: r.Client,
+		namespace: r.Options.Namespace, active: r.Options.Backend,
+	}); err != nil {
+		return err
+	}
+
+	log := ctrl.LoggerFrom(ctx)
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("machineconfigpool-build").
+		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(
+			predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue),
+			// The MCO updates pool status often (machine counts); only spec,
+			// labels and annotations matter here.
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}),
+		)).
+		WithOptions(opts).
+		// A pool may name its rendered MachineConfig before it exists.
+		WatchesMetadata(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.machineConfigToPools),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		WatchesRawSource(source.Kind(nsCache, client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(r.configMapToPools))).
+		WatchesRawSource(source.Kind(nsCache, r.Backend.NewObject(), handler.EnqueueRequestsFromMapFunc(ownerPool)))
+	if r.Options.Backend == osbuild.BackendJob {
+		b = b.WatchesRawSource(source.Kind(nsCache, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(ownerPool)))
+	}
+	return b.Complete(r)
+}
+
+// ownerPool maps one of our objects to its pool.
+func ownerPool(_ context.Context, o client.Object) []reconcile.Request {
+	if o.GetLabels()[osbuild.ManagedByLabel] != osbuild.ManagedByValue {
+		return nil
+	}
+	pool := o.GetAnnotations()[osbuild.PoolAnnotation]
+	if pool == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: pool}}}
+}
+
+// configMapToPools maps an input ConfigMap to every layered pool, and one of
+// ours to its pool.
+func (r *Reconciler) configMapToPools(ctx context.Context, o client.Object) []reconcile.Request {
+	switch o.GetName() {
+	case osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias, osbuild.OSImageURLConfigMapName:
+		return r.layeredPools(ctx, func(*mcfgv1.MachineConfigPool) bool { return true })
+	}
+	return ownerPool(ctx, o)
+}
+
+// machineConfigToPools maps a MachineConfig to the layered pools that name it.
+func (r *Reconciler) machineConfigToPools(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.layeredPools(ctx, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name == o.GetName() })
+}
+
+func (r *Reconciler) layeredPools(ctx context.Context, match func(*mcfgv1.MachineConfigPool) bool) []reconcile.Request {
+	list := &mcfgv1.MachineConfigPoolList{}
+	sel := client.HasLabels{osbuild.LayeringEnabledLabel}
+	opts := []client.ListOption{sel}
+	if r.WatchFilterValue != "" {
+		opts = append(opts, client.MatchingLabels{clusterv1.WatchLabel: r.WatchFilterValue})
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing MachineConfigPools")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if match(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}})
+		}
+	}
+	return out
+}

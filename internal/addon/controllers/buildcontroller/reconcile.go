@@ -1,0 +1,208 @@
+package buildcontroller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
+	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
+)
+
+// Reconcile reads the pool, decides, writes what differs, and returns.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.reconciles.Add(1)
+	defer r.completed.Add(1)
+	res, err := r.reconcile(ctx, req)
+	if err != nil && ctx.Err() != nil {
+		// Shutdown: the work stops here; the next leader starts over from
+		// what the API server holds (names are deterministic).
+		ctrl.LoggerFrom(ctx).V(1).Info("Reconcile interrupted by shutdown", "error", err.Error())
+		return ctrl.Result{}, nil
+	}
+	if apierrors.IsConflict(err) {
+		// The pool changed since the cache gave it to us (often our own
+		// previous write, not yet in the cache): decide again shortly.
+		r.conflicts.Add(1)
+		ctrl.LoggerFrom(ctx).V(1).Info("Conflict writing the pool; trying again", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if err != nil {
+		r.failures.Add(1)
+		r.lastFailure.Store(err.Error())
+	}
+	return res, err
+}
+
+// conflictRetry is how soon a pool whose write conflicted is looked at
+// again: the cache catches up in milliseconds.
+const conflictRetry = 100 * time.Millisecond
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pool := &mcfgv1.MachineConfigPool{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			// The pool's owner references let the garbage collector do this;
+			// doing it here too costs a cache read.
+			return ctrl.Result{}, r.deleteAll(ctx, req.Name)
+		}
+		return ctrl.Result{}, fmt.Errorf("reading MachineConfigPool %s: %w", req.Name, err)
+	}
+	if !pool.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.deleteAll(ctx, pool.Name)
+	}
+	if !osbuild.IsLayered(pool) {
+		return ctrl.Result{}, r.optOut(ctx, pool)
+	}
+	return r.reconcileLayered(ctx, pool)
+}
+
+// reconcileLayered drives one opted-in pool towards an image built from its
+// current inputs.
+func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineConfigPool) (ctrl.Result, error) {
+	objs, err := r.owned(ctx, pool.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	in, err := r.inputs(ctx, pool)
+	if err != nil {
+		// Nothing can be built, so every build in flight is stale.
+		return r.inputProblem(ctx, pool, objs, err)
+	}
+	id := in.ID()
+
+	if published(pool, id) {
+		if err := r.prune(ctx, pool, objs, id, true); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.patchPool(ctx, pool, nil, &poolState{
+			Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
+			Message: fmt.Sprintf("The layered OS image %s is built from %s.", pool.Annotations[osbuild.DesiredOSImageAnnotation], in.RenderedConfig),
+		})
+	}
+
+	cur := objs.build(id)
+	if cur == nil {
+		return r.start(ctx, pool, in, objs)
+	}
+	obs, err := r.Backend.Observe(ctx, r.Cache, cur)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ref := fmt.Sprintf("%s %s/%s", r.Backend.Kind(), cur.GetNamespace(), cur.GetName())
+
+	switch obs.Phase {
+	case osbuild.PhasePending, osbuild.PhaseRunning:
+		left := time.Until(cur.GetCreationTimestamp().Add(r.Options.Timeout))
+		if left <= 0 {
+			if err := r.Backend.Stop(ctx, r.Client, cur, osbuild.ReasonTimeout); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("stopping %s after its timeout: %w", ref, err)
+			}
+			r.Recorder.Eventf(pool, cur, corev1.EventTypeWarning, osbuild.ReasonTimeout, "StopBuild",
+				"%s for %s ran longer than %s and was stopped", ref, in.RenderedConfig, r.Options.Timeout)
+			return ctrl.Result{}, r.fail(ctx, pool, objs, id, ref, in, osbuild.Observation{Phase: osbuild.PhaseFailed, Reason: osbuild.ReasonTimeout})
+		}
+		if err := r.prune(ctx, pool, objs, id, false); err != nil {
+			return ctrl.Result{}, err
+		}
+		s := poolState{Type: osbuild.ConditionBuildPending, Reason: osbuild.ReasonPending,
+			Message: fmt.Sprintf("%s builds %s; it waits for the builder to start it.", ref, in.RenderedConfig)}
+		if obs.Phase == osbuild.PhaseRunning {
+			s = poolState{Type: osbuild.ConditionBuilding, Reason: osbuild.ReasonRunning,
+				Message: fmt.Sprintf("%s is building %s into %s.", ref, in.RenderedConfig, in.PushSpec())}
+		}
+		// Come back when the timeout expires; events bring us back sooner.
+		return ctrl.Result{RequeueAfter: left}, r.patchPool(ctx, pool, nil, &s)
+
+	case osbuild.PhaseSucceeded:
+		image := in.ImageWithDigest(obs.Digest)
+		// The optimistic lock makes this fail if the pool changed since it
+		// was read: an image is never published for an outdated config.
+		if err := r.patchPool(ctx, pool, map[string]string{
+			osbuild.DesiredOSImageAnnotation:              image,
+			osbuild.NewestImageEquivalentConfigAnnotation: in.RenderedConfig,
+			osbuild.BuildIDAnnotation:                     id,
+		}, &poolState{
+			Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
+			Message: fmt.Sprintf("The layered OS image %s is built from %s.", image, in.RenderedConfig),
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(pool, cur, corev1.EventTypeNormal, osbuild.ReasonBuildSucceeded, "Build",
+			"%s built %s from %s", ref, image, in.RenderedConfig)
+		// Published: the build's objects go.
+		return ctrl.Result{}, r.prune(ctx, pool, objs, id, true)
+
+	default:
+		return ctrl.Result{}, r.fail(ctx, pool, objs, id, ref, in, obs)
+	}
+}
+
+// fail reports a failed build on the pool; its objects are kept.
+func (r *Reconciler) fail(ctx context.Context, pool *mcfgv1.MachineConfigPool, objs *ownedObjects, id, ref string, in osbuild.Inputs, obs osbuild.Observation) error {
+	if err := r.prune(ctx, pool, objs, id, false); err != nil {
+		return err
+	}
+	var what string
+	switch obs.Reason {
+	case osbuild.ReasonTimeout:
+		what = fmt.Sprintf("did not finish within --build-timeout (%s) and was stopped", r.Options.Timeout)
+	case osbuild.ReasonCancelled:
+		what = "was cancelled"
+	default:
+		what = "failed"
+	}
+	if obs.Message != "" {
+		what += ": " + obs.Message
+	}
+	s := poolState{Type: osbuild.ConditionBuildFailed, Reason: obs.Reason,
+		Message: fmt.Sprintf("%s for %s %s. Its objects are kept for debugging; delete the %s to retry.", ref, in.RenderedConfig, what, r.Backend.Kind())}
+	changed := !hasState(pool, s)
+	if err := r.patchPool(ctx, pool, nil, &s); err != nil {
+		return err
+	}
+	if changed && obs.Reason != osbuild.ReasonTimeout {
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, obs.Reason, "Build", "%s for %s %s", ref, in.RenderedConfig, what)
+	}
+	return nil
+}
+
+// inputProblem reports an input that stops every build.
+func (r *Reconciler) inputProblem(ctx context.Context, pool *mcfgv1.MachineConfigPool, objs *ownedObjects, err error) (ctrl.Result, error) {
+	var ie *osbuild.InputError
+	if !errors.As(err, &ie) {
+		return ctrl.Result{}, err // transient: controller-runtime backs off
+	}
+	if err := r.prune(ctx, pool, objs, "", false); err != nil {
+		return ctrl.Result{}, err
+	}
+	s := poolState{Type: osbuild.ConditionBuildFailed, Reason: ie.Reason, Message: ie.Message}
+	if !hasState(pool, s) {
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, ie.Reason, "ReadInputs", "%s", ie.Message)
+	}
+	if err := r.patchPool(ctx, pool, nil, &s); err != nil {
+		return ctrl.Result{}, err
+	}
+	switch ie.Reason {
+	case osbuild.ReasonSecretNotFound, osbuild.ReasonInvalidSecret:
+		// Secrets are not watched: look again later. Everything else is.
+		return ctrl.Result{RequeueAfter: r.Options.SecretRetry}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// hasState reports whether the pool's True condition already is s.
+func hasState(pool *mcfgv1.MachineConfigPool, s poolState) bool {
+	for _, c := range pool.Status.Conditions {
+		if string(c.Type) == s.Type {
+			return c.Status == corev1.ConditionTrue && c.Reason == s.Reason && c.Message == s.Message
+		}
+	}
+	return false
+}

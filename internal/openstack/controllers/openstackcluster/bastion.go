@@ -1,0 +1,223 @@
+package openstackcluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/serverspec"
+)
+
+// BastionName is the name of the bastion's OpenStackServer (and server).
+func BastionName(osc *infrav1.OpenStackCluster) string { return osc.Name + "-bastion" }
+
+func bastionEnabled(osc *infrav1.OpenStackCluster) bool {
+	b := osc.Spec.Bastion
+	return b != nil && ptr.Deref(b.Enabled, true) && b.Spec != nil
+}
+
+func userBastionFIP(osc *infrav1.OpenStackCluster) string {
+	if b := osc.Spec.Bastion; b != nil {
+		return ptr.Deref(b.FloatingIP, "")
+	}
+	return ""
+}
+
+// Defaults are what machines (and the bastion) of the cluster inherit.
+func Defaults(osc *infrav1.OpenStackCluster) *serverspec.Defaults {
+	d := &serverspec.Defaults{IdentityRef: osc.Spec.IdentityRef.DeepCopy(), Tags: osc.Spec.Tags}
+	if n := osc.Status.Network; n != nil {
+		d.Network = &infrav1.NetworkParam{ID: ptr.To(n.ID)}
+		subnets := n.Subnets
+		if p := osc.Spec.PrimarySubnet; p != nil && p.ID != nil {
+			d.Subnets = []infrav1.SubnetParam{{ID: ptr.To(*p.ID)}}
+		} else {
+			for _, sn := range subnets {
+				d.Subnets = append(d.Subnets, infrav1.SubnetParam{ID: ptr.To(sn.ID)})
+			}
+		}
+	}
+	sg := func(s *infrav1.SecurityGroupStatus) []infrav1.SecurityGroupParam {
+		if s == nil {
+			return nil
+		}
+		return []infrav1.SecurityGroupParam{{ID: ptr.To(s.ID)}}
+	}
+	d.ControlPlaneSecurityGroups = sg(osc.Status.ControlPlaneSecurityGroup)
+	d.WorkerSecurityGroups = sg(osc.Status.WorkerSecurityGroup)
+	d.BastionSecurityGroups = sg(osc.Status.BastionSecurityGroup)
+	return d
+}
+
+// desiredBastion is the bastion's server spec for the current cluster
+// spec and status.
+func desiredBastion(osc *infrav1.OpenStackCluster) (*infrav1alpha1.OpenStackServerSpec, error) {
+	b := osc.Spec.Bastion
+	return serverspec.FromMachineSpec(serverspec.Input{
+		Spec:             *b.Spec,
+		Path:             "spec.bastion.spec",
+		Role:             serverspec.Bastion,
+		AvailabilityZone: ptr.Deref(b.AvailabilityZone, ""),
+		Defaults:         Defaults(osc),
+	})
+}
+
+// reconcileBastion makes the bastion match the spec. A spec change is
+// decided by comparing the desired server spec with the existing
+// OpenStackServer, never by remembering what was there before: any
+// difference deletes the old server, and a new one is created once it is
+// gone.
+func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster, c *clusterv1.Cluster) (ctrl.Result, error) {
+	name := BastionName(osc)
+	oss := &infrav1alpha1.OpenStackServer{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: name}, oss)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+
+	if !bastionEnabled(osc) {
+		if exists {
+			return r.deleteBastion(ctx, osc, oss, "the bastion is disabled")
+		}
+		if err := r.releaseBastionFIP(ctx, s, osc); err != nil {
+			return r.outcome(osc, infrav1.BastionReadyCondition, err)
+		}
+		osc.Status.Bastion = nil
+		conditions.MarkTrue(osc, infrav1.BastionReadyCondition, "no bastion", infrav1.NotRequiredReason)
+		return ctrl.Result{}, nil
+	}
+
+	desired, err := desiredBastion(osc)
+	if err != nil {
+		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.InvalidSpecReason, err.Error())
+		return ctrl.Result{}, nil
+	}
+	if exists && !oss.DeletionTimestamp.IsZero() {
+		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "waiting for the old bastion to go away")
+		return ctrl.Result{}, nil
+	}
+	if exists && !sameServer(oss.Spec, *desired) {
+		r.Recorder.Eventf(osc, oss, "Normal", "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", name)
+		return r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it")
+	}
+	// The identity is the one input that changes without replacing the
+	// server (credential rotation): pass it on.
+	if exists && oss.Spec.IdentityRef != desired.IdentityRef {
+		base := oss.DeepCopy()
+		oss.Spec.IdentityRef = desired.IdentityRef
+		if err := r.Client.Patch(ctx, oss, client.MergeFrom(base)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if !exists {
+		oss = &infrav1alpha1.OpenStackServer{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: osc.Namespace,
+				Labels: map[string]string{clusterv1.ClusterNameLabel: c.Name}},
+			Spec: *desired,
+		}
+		if v, ok := osc.Labels[clusterv1.WatchLabel]; ok {
+			oss.Labels[clusterv1.WatchLabel] = v
+		}
+		if err := controllerutil.SetControllerReference(osc, oss, r.Client.Scheme()); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Client.Create(ctx, oss); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(osc, oss, "Normal", "BastionCreated", "Create", "Created bastion %s", name)
+		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.WaitingForServerReason, "waiting for the bastion server")
+		return ctrl.Result{}, nil
+	}
+
+	// Report the server; give it its floating IP once it is ACTIVE.
+	st := &infrav1.BastionStatus{Name: name, ID: ptr.Deref(oss.Status.InstanceID, ""), SSHKeyName: oss.Spec.SSHKeyName,
+		State: ptr.Deref(oss.Status.InstanceState, "")}
+	for _, a := range oss.Status.Addresses {
+		if a.Type == clusterv1.MachineInternalIP && st.IP == "" {
+			st.IP = a.Address
+		}
+	}
+	// The floating IP recorded belongs to this server only (a replaced
+	// bastion gets it again).
+	if prev := osc.Status.Bastion; prev != nil && prev.ID == st.ID && st.ID != "" {
+		st.FloatingIP = prev.FloatingIP
+	}
+	osc.Status.Bastion = st
+	if !capiconditions.IsTrue(oss, infrav1.ReadyCondition) {
+		msg := "waiting for the bastion server"
+		reason := infrav1.WaitingForServerReason
+		if rc := capiconditions.Get(oss, infrav1.ReadyCondition); rc != nil && rc.Message != "" {
+			msg, reason = "bastion: "+rc.Message, rc.Reason
+		}
+		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, reason, msg)
+		return ctrl.Result{}, nil
+	}
+	if osc.Status.ExternalNetwork != nil && st.FloatingIP == "" && oss.Status.Resources != nil && len(oss.Status.Resources.Ports) > 0 {
+		fip, err := cluster.EnsureFloatingIP(ctx, s, request(osc), osc.Status.ExternalNetwork.ID, userBastionFIP(osc),
+			request(osc).BastionFloatingIPDescription(), oss.Status.Resources.Ports[0].ID)
+		if err != nil {
+			return r.outcome(osc, infrav1.BastionReadyCondition, err)
+		}
+		st.FloatingIP = fip.FloatingIP
+	}
+	conditions.MarkTrue(osc, infrav1.BastionReadyCondition, fmt.Sprintf("bastion %s", firstNonEmpty(st.FloatingIP, st.IP)))
+	return ctrl.Result{}, nil
+}
+
+// sameServer reports whether two server specs build the same server; the
+// identity does not count (it can change in place).
+func sameServer(a, b infrav1alpha1.OpenStackServerSpec) bool {
+	a.IdentityRef, b.IdentityRef = infrav1.OpenStackIdentityReference{}, infrav1.OpenStackIdentityReference{}
+	return apiequality.Semantic.DeepEqual(a, b)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// deleteBastion deletes the bastion's OpenStackServer; its floating IP is
+// released once the server is gone (kept if the user gave it).
+func (r *Reconciler) deleteBastion(ctx context.Context, osc *infrav1.OpenStackCluster, oss *infrav1alpha1.OpenStackServer, why string) (ctrl.Result, error) {
+	if oss.DeletionTimestamp.IsZero() {
+		if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+	}
+	if osc.Status.Bastion != nil {
+		osc.Status.Bastion.State = infrav1.InstanceStateDeleted
+	}
+	conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, why)
+	// The server's deletion event brings the next pass; the floating IP
+	// is released then.
+	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+}
+
+func (r *Reconciler) releaseBastionFIP(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster) error {
+	// Only after a bastion existed: a cluster that never had one makes no
+	// call for it.
+	if osc.Status.Bastion == nil || osc.Status.ExternalNetwork == nil {
+		return nil
+	}
+	return cluster.DeleteFloatingIPs(ctx, s, request(osc), request(osc).BastionFloatingIPDescription(), userBastionFIP(osc))
+}

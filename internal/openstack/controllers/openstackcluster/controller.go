@@ -1,0 +1,138 @@
+// Package openstackcluster reconciles OpenStackClusters: the network,
+// router, security groups, API endpoint and failure domains of a cluster
+// (internal/openstack/cloud/cluster does the OpenStack work), and the bastion,
+// an OpenStackServer owned by the cluster.
+package openstackcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/notfound"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
+)
+
+var (
+	stepConditions = []string{
+		infrav1.NetworkReadyCondition, infrav1.RouterReadyCondition, infrav1.SecurityGroupsReadyCondition,
+		infrav1.APIEndpointReadyCondition, infrav1.BastionReadyCondition,
+	}
+	ownedConditions = append([]string{infrav1.ReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition}, stepConditions...)
+)
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+
+// Reconciler reconciles OpenStackClusters.
+type Reconciler struct {
+	Client           client.Client
+	Scopes           *identity.Factory
+	Recorder         events.EventRecorder
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.OpenStackCluster{}).
+		WithOptions(opts).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Owns(&infrav1alpha1.OpenStackServer{}).
+		Watches(&clusterv1.Cluster{},
+			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("OpenStackCluster"), mgr.GetClient(), &infrav1.OpenStackCluster{})),
+			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), log))).
+		// Deletion waits for the machines; their removal moves it on.
+		Watches(&infrav1.OpenStackMachine{}, handler.EnqueueRequestsFromMapFunc(r.machineToCluster),
+			builder.WithPredicates(deletionsOnly())).
+		Complete(r)
+}
+
+// machineToCluster maps a machine to its cluster's OpenStackCluster.
+func (r *Reconciler) machineToCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[clusterv1.ClusterNameLabel]
+	if name == "" {
+		return nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: name}, cluster); err != nil {
+		return nil
+	}
+	ref := cluster.Spec.InfrastructureRef
+	if ref.Kind != "OpenStackCluster" || ref.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: ref.Name}}}
+}
+
+// Reconcile follows CAPI's provider skeleton.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	osc := &infrav1.OpenStackCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, osc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster, err := util.GetOwnerCluster(ctx, r.Client, osc.ObjectMeta)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	// An externally managed infrastructure cluster is someone else's.
+	if annotations.IsExternallyManaged(osc) {
+		return ctrl.Result{}, nil
+	}
+	// Paused is set with every other owned condition in the one write of
+	// this pass (not by CAPI's EnsurePausedCondition, which would write it
+	// alone first), so the first stored conditions are complete.
+	isPaused, pausedCondition := conditions.Paused(cluster, osc, "OpenStackCluster")
+
+	helper, err := patch.NewHelper(osc, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	conditions.InitUnknown(osc, ownedConditions...)
+	capiconditions.Set(osc, pausedCondition)
+	defer func() {
+		// Deleting counts against Ready, so deletion progress shows there.
+		_ = capiconditions.SetSummaryCondition(osc, osc, infrav1.ReadyCondition,
+			capiconditions.ForConditionTypes(append(append([]string{}, stepConditions...), clusterv1.DeletingCondition)),
+			capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
+		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && (!notfound.Is(err) || osc.DeletionTimestamp.IsZero()) {
+			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackCluster: %w", err))
+		}
+	}()
+
+	if isPaused {
+		return ctrl.Result{}, nil
+	}
+	if !osc.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, osc, cluster)
+	}
+	conditions.MarkFalse(osc, clusterv1.DeletingCondition, clusterv1.NotDeletingReason, "")
+	if cluster == nil {
+		conditions.MarkUnknown(osc, infrav1.NetworkReadyCondition, infrav1.WaitingForDependenciesReason, "waiting for the Cluster controller to set the owner reference")
+		return ctrl.Result{}, nil
+	}
+	return r.reconcileNormal(ctx, osc, cluster)
+}

@@ -1,0 +1,200 @@
+package openstackcluster
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
+)
+
+// deletionsOnly passes machine events that matter to a deleting cluster.
+func deletionsOnly() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return !e.ObjectNew.GetDeletionTimestamp().IsZero() },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	}
+}
+
+func request(osc *infrav1.OpenStackCluster) cluster.Request {
+	return cluster.Request{Namespace: osc.Namespace, Name: osc.Name, Spec: &osc.Spec}
+}
+
+// settled reports whether every infrastructure step is done for the
+// current spec: then a resync only checks that the network (or load
+// balancer) still exists, which keeps a steady cluster to one OpenStack
+// read.
+func settled(osc *infrav1.OpenStackCluster) bool {
+	if osc.Status.Initialization == nil || !ptr.Deref(osc.Status.Initialization.Provisioned, false) {
+		return false
+	}
+	for _, t := range []string{infrav1.NetworkReadyCondition, infrav1.RouterReadyCondition, infrav1.SecurityGroupsReadyCondition, infrav1.APIEndpointReadyCondition} {
+		c := capiconditions.Get(osc, t)
+		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != osc.Generation {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStackCluster, c *clusterv1.Cluster) (ctrl.Result, error) {
+	if controllerutil.AddFinalizer(osc, infrav1.OpenStackClusterFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	clientSet, err := r.Scopes.For(ctx, osc.Namespace, osc.Spec.IdentityRef)
+	if err != nil {
+		res, rerr, _ := conditions.Outcome(osc, infrav1.NetworkReadyCondition, err)
+		return res, rerr
+	}
+	s := scope.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
+	req := request(osc)
+
+	// A settled cluster that still looks healthy costs one read. Anything
+	// else (the read failed, or found the network gone or the load
+	// balancer in ERROR) runs the full pass below, which reads what the
+	// status names instead of trusting it: what is gone is recreated when
+	// it is ours, or reported, and on the condition of the step it
+	// belongs to. Reporting from here instead would disagree with the
+	// full pass that the status write triggers, and the two would undo
+	// each other for ever.
+	if settled(osc) && r.healthy(ctx, s, osc) {
+		return r.reconcileBastion(ctx, s, osc, c)
+	}
+
+	// External network (for the router gateway and floating IPs).
+	ext, err := cluster.EnsureExternalNetwork(ctx, s, req, osc.Status.ExternalNetwork)
+	if err != nil {
+		return r.outcome(osc, infrav1.NetworkReadyCondition, err)
+	}
+	osc.Status.ExternalNetwork = ext
+
+	// Network and subnet.
+	prev := osc.Status.Network.DeepCopy()
+	net, err := cluster.EnsureNetwork(ctx, s, req, osc.Status.Network)
+	if net != nil {
+		osc.Status.Network = net
+	}
+	if err != nil {
+		return r.outcome(osc, infrav1.NetworkReadyCondition, err)
+	}
+	if net == nil {
+		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, "no cluster network: machines name their own", infrav1.NotRequiredReason)
+	} else {
+		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, fmt.Sprintf("network %s", net.Name))
+	}
+
+	// Router. A network created anew needs the router's interface again:
+	// look the router up as on a first pass.
+	knownRouter := osc.Status.Router
+	if prev != nil && !sameSubnets(prev, net) {
+		knownRouter = nil
+	}
+	rt, err := cluster.EnsureRouter(ctx, s, req, net, ext, knownRouter)
+	if err != nil {
+		return r.outcome(osc, infrav1.RouterReadyCondition, err)
+	}
+	osc.Status.Router = rt
+	if rt == nil {
+		conditions.MarkTrue(osc, infrav1.RouterReadyCondition, "no router is needed", infrav1.NotRequiredReason)
+	} else {
+		conditions.MarkTrue(osc, infrav1.RouterReadyCondition, fmt.Sprintf("router %s", rt.Name))
+	}
+
+	// Security groups.
+	sgs, err := cluster.EnsureSecurityGroups(ctx, s, req)
+	if err != nil {
+		return r.outcome(osc, infrav1.SecurityGroupsReadyCondition, err)
+	}
+	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = sgs.ControlPlane, sgs.Worker, sgs.Bastion
+	if osc.Spec.ManagedSecurityGroups == nil {
+		conditions.MarkTrue(osc, infrav1.SecurityGroupsReadyCondition, "no managed security groups", infrav1.NotRequiredReason)
+	} else {
+		conditions.MarkTrue(osc, infrav1.SecurityGroupsReadyCondition, "")
+	}
+
+	// Failure domains: asked once; set before provisioned so CAPI core
+	// sees them with it.
+	if len(osc.Status.FailureDomains) == 0 {
+		fds, err := cluster.FailureDomains(ctx, s, req)
+		if err != nil {
+			return r.outcome(osc, infrav1.APIEndpointReadyCondition, err)
+		}
+		osc.Status.FailureDomains = fds
+	}
+
+	// API endpoint.
+	ep, err := cluster.EnsureAPIEndpoint(ctx, s, req, net, ext, osc.Status.APIServerLoadBalancer)
+	if ep != nil && ep.LoadBalancer != nil {
+		osc.Status.APIServerLoadBalancer = ep.LoadBalancer
+		if net != nil {
+			osc.Status.APIServerLoadBalancer.LoadBalancerNetwork = net.DeepCopy()
+		}
+	}
+	if err != nil {
+		return r.outcome(osc, infrav1.APIEndpointReadyCondition, err)
+	}
+	if osc.Spec.ControlPlaneEndpoint == nil || osc.Spec.ControlPlaneEndpoint.Host == "" {
+		e := ep.ControlPlaneEndpoint()
+		osc.Spec.ControlPlaneEndpoint = &e
+	}
+	conditions.MarkTrue(osc, infrav1.APIEndpointReadyCondition, fmt.Sprintf("%s:%d", osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port))
+
+	if osc.Status.Initialization == nil || !ptr.Deref(osc.Status.Initialization.Provisioned, false) {
+		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
+		r.Recorder.Eventf(osc, nil, "Normal", "Provisioned", "Provision", "Cluster infrastructure is ready; API endpoint %s:%d",
+			osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port)
+	}
+	return r.reconcileBastion(ctx, s, osc, c)
+}
+
+// healthy is the one read of a settled cluster: its load balancer exists
+// and is not in ERROR (a PENDING_UPDATE while members change is fine), or,
+// without one, its network exists. Any failure, transient ones included,
+// sends the pass through the full reconcile, which reports it on the
+// right condition.
+func (r *Reconciler) healthy(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster) bool {
+	if lb := osc.Status.APIServerLoadBalancer; lb != nil && s.Clients.LoadBalancer != nil {
+		got, err := s.Clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
+		return err == nil && got.ProvisioningStatus != "ERROR"
+	}
+	if n := osc.Status.Network; n != nil {
+		_, err := s.Clients.NetworkInfra.GetNetwork(ctx, n.ID)
+		return err == nil
+	}
+	return true
+}
+
+// sameSubnets reports whether the cluster network is still the one the
+// status named.
+func sameSubnets(prev, now *infrav1.NetworkStatusWithSubnets) bool {
+	if now == nil || prev.ID != now.ID || len(prev.Subnets) != len(now.Subnets) {
+		return false
+	}
+	for i := range prev.Subnets {
+		if prev.Subnets[i].ID != now.Subnets[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reconciler) outcome(osc *infrav1.OpenStackCluster, step string, err error) (ctrl.Result, error) {
+	res, rerr, terminal := conditions.Outcome(osc, step, err)
+	if terminal {
+		r.Recorder.Eventf(osc, nil, "Warning", capiconditions.Get(osc, step).Reason, "Reconcile", "%s", err.Error())
+	}
+	return res, rerr
+}

@@ -1,0 +1,132 @@
+// Package openstackmachinetemplate reports the capacity of the machines a
+// template makes (cpu, memory, ephemeral storage from its flavor), so the
+// cluster autoscaler can scale a MachineDeployment from zero.
+package openstackmachinetemplate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
+)
+
+var ownedConditions = []string{infrav1.ReadyCondition, infrav1.CapacityResolvedCondition}
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates/status,verbs=get;update;patch
+
+// Reconciler fills OpenStackMachineTemplate status.capacity.
+type Reconciler struct {
+	Client           client.Client
+	Scopes           *identity.Factory
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the controller. Only spec changes trigger it
+// (plus the first sight of each template): a template's flavor does not
+// change, so periodic resyncs would only cost Nova calls.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.OpenStackMachineTemplate{}).
+		WithOptions(opts).
+		WithEventFilter(predicate.And(
+			predicates.ResourceHasFilterLabel(mgr.GetScheme(), ctrl.LoggerFrom(ctx), r.WatchFilterValue),
+			predicate.GenerationChangedPredicate{})).
+		Complete(r)
+}
+
+// Reconcile resolves the flavor and records the capacity.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	t := &infrav1.OpenStackMachineTemplate{}
+	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !t.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	helper, err := patch.NewHelper(t, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	conditions.InitUnknown(t, ownedConditions...)
+	defer func() {
+		_ = capiconditions.SetSummaryCondition(t, t, infrav1.ReadyCondition, capiconditions.ForConditionTypes{infrav1.CapacityResolvedCondition})
+		if err := helper.Patch(ctx, t, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackMachineTemplate: %w", err))
+		}
+	}()
+
+	ref := t.Spec.Template.Spec.IdentityRef
+	if ref == nil {
+		// The template may inherit its identity from a cluster it does not
+		// know; then capacity is unknown, which only matters for scaling
+		// from zero.
+		conditions.MarkFalse(t, infrav1.CapacityResolvedCondition, infrav1.WaitingForDependenciesReason,
+			"spec.template.spec.identityRef is not set: the flavor cannot be read to report capacity")
+		return ctrl.Result{}, nil
+	}
+	c, err := r.Scopes.For(ctx, t.Namespace, *ref)
+	if err != nil {
+		res, rerr, _ := conditions.Outcome(t, infrav1.CapacityResolvedCondition, err)
+		return res, rerr
+	}
+	f, err := flavorOf(ctx, c, t.Spec.Template.Spec.Flavor)
+	if err != nil {
+		res, rerr, _ := conditions.Outcome(t, infrav1.CapacityResolvedCondition, err)
+		return res, rerr
+	}
+	t.Status.Capacity = Capacity(f)
+	t.Status.NodeInfo = &infrav1.NodeInfo{OperatingSystem: "linux"}
+	conditions.MarkTrue(t, infrav1.CapacityResolvedCondition, fmt.Sprintf("flavor %s", f.Name))
+	return ctrl.Result{}, nil
+}
+
+func flavorOf(ctx context.Context, c *clients.Clients, p infrav1.FlavorParam) (*flavors.Flavor, error) {
+	if p.ID != nil {
+		f, err := c.Compute.GetFlavor(ctx, *p.ID)
+		if err != nil {
+			return nil, clients.Classify(err, "reading flavor "+*p.ID)
+		}
+		return f, nil
+	}
+	if p.Filter == nil || p.Filter.Name == nil {
+		return nil, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec, Message: "spec.template.spec.flavor needs id or filter.name"}
+	}
+	list, err := c.Compute.ListFlavors(ctx)
+	if err != nil {
+		return nil, clients.Classify(err, "listing flavors")
+	}
+	for i := range list {
+		if list[i].Name == *p.Filter.Name {
+			return &list[i], nil
+		}
+	}
+	return nil, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonNotFound, Message: fmt.Sprintf("no flavor named %q", *p.Filter.Name)}
+}
+
+// Capacity is a flavor's resources as a node would report them.
+func Capacity(f *flavors.Flavor) corev1.ResourceList {
+	out := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(f.VCPUs), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(f.RAM)*1024*1024, resource.BinarySI),
+	}
+	if disk := f.Disk + f.Ephemeral; disk > 0 {
+		out[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(disk)*1024*1024*1024, resource.BinarySI)
+	}
+	return out
+}
