@@ -74,7 +74,7 @@ func Controllers(opts Options) []manager.Controller {
 					Client:           mgr.GetClient(),
 					Recorder:         mgr.GetEventRecorder("openstackmachine-controller"),
 					Defaults:         openstackcluster.MachineDefaults(mgr.GetClient()),
-					Ingress:          &openstackcluster.Ingress{Client: mgr.GetClient(), Scopes: scopesFor(mgr)},
+					Members:          &openstackcluster.Members{Client: mgr.GetClient(), Scopes: scopesFor(mgr)},
 					WatchFilterValue: o.WatchFilterValue,
 				}).SetupWithManager(ctx, mgr, o.Options())
 			},

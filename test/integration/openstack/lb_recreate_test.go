@@ -153,7 +153,7 @@ func TestRecreatedLoadBalancerGetsMembers(t *testing.T) {
 		Expect(ms).To(Equal(want), "pool %s before the deletion", p)
 	}
 
-	ingress := watchCondition(t, ns, &infrav1.OpenStackMachineList{}, infrav1.APIServerIngressReadyCondition)
+	membership := watchCondition(t, ns, &infrav1.OpenStackMachineList{}, infrav1.APIServerIngressReadyCondition)
 
 	// A sampler checks the invariant while the load balancer is rebuilt:
 	// a machine that says it is behind load balancer X (True, with X
@@ -237,7 +237,7 @@ func TestRecreatedLoadBalancerGetsMembers(t *testing.T) {
 	// While the machines were not members of the new load balancer, their
 	// condition said so: each left True at some point after the deletion.
 	for _, m := range machines {
-		Expect(ingress.of(m.Name)).To(ContainElement(Not(Equal(metav1.ConditionTrue))),
+		Expect(membership.of(m.Name)).To(ContainElement(Not(Equal(metav1.ConditionTrue))),
 			"%s: APIServerIngressReady stayed True while the load balancer was rebuilt", m.Name)
 	}
 

@@ -38,32 +38,6 @@ func userBastionFIP(osc *infrav1.OpenStackCluster) string {
 	return ""
 }
 
-// Defaults are what machines (and the bastion) of the cluster inherit.
-func Defaults(osc *infrav1.OpenStackCluster) *serverspec.Defaults {
-	d := &serverspec.Defaults{IdentityRef: osc.Spec.IdentityRef.DeepCopy(), Tags: osc.Spec.Tags}
-	if n := osc.Status.Network; n != nil {
-		d.Network = &infrav1.NetworkParam{ID: ptr.To(n.ID)}
-		subnets := n.Subnets
-		if p := osc.Spec.PrimarySubnet; p != nil && p.ID != nil {
-			d.Subnets = []infrav1.SubnetParam{{ID: ptr.To(*p.ID)}}
-		} else {
-			for _, sn := range subnets {
-				d.Subnets = append(d.Subnets, infrav1.SubnetParam{ID: ptr.To(sn.ID)})
-			}
-		}
-	}
-	sg := func(s *infrav1.SecurityGroupStatus) []infrav1.SecurityGroupParam {
-		if s == nil {
-			return nil
-		}
-		return []infrav1.SecurityGroupParam{{ID: ptr.To(s.ID)}}
-	}
-	d.ControlPlaneSecurityGroups = sg(osc.Status.ControlPlaneSecurityGroup)
-	d.WorkerSecurityGroups = sg(osc.Status.WorkerSecurityGroup)
-	d.BastionSecurityGroups = sg(osc.Status.BastionSecurityGroup)
-	return d
-}
-
 // desiredBastion is the bastion's server spec for the current cluster
 // spec and status.
 func desiredBastion(osc *infrav1.OpenStackCluster) (*infrav1alpha1.OpenStackServerSpec, error) {

@@ -44,15 +44,16 @@ var (
 // nil when the cluster has none to give.
 type ClusterDefaults func(ctx context.Context, cluster *clusterv1.Cluster) (*Defaults, error)
 
-// Ingress puts control-plane machines behind the cluster's API endpoint.
-type Ingress interface {
+// Members puts control-plane machines behind the cluster's API endpoint
+// (load-balancer membership, or the API floating IP).
+type Members interface {
 	// Ensure makes the machine reachable behind the endpoint and says how.
 	Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (Membership, error)
 	// Remove takes the machine out of the endpoint before it goes.
 	Remove(ctx context.Context, machine string, cluster *clusterv1.Cluster) error
 }
 
-// Membership is what Ingress.Ensure found or did.
+// Membership is what Members.Ensure found or did.
 type Membership struct {
 	// Message is for APIServerIngressReady.
 	Message string
@@ -71,9 +72,9 @@ type Reconciler struct {
 	// Defaults may be nil: then machines must carry their identityRef and
 	// ports.
 	Defaults ClusterDefaults
-	// Ingress may be nil: then control-plane machines are not put behind
+	// Members may be nil: then control-plane machines are not put behind
 	// the API endpoint.
-	Ingress          Ingress
+	Members          Members
 	WatchFilterValue string
 }
 
@@ -95,7 +96,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			handler.EnqueueRequestsFromMapFunc(clusterToMachines),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
 		// A recreated API load balancer has empty pools: its control-plane
-		// machines must join it (see reconcileIngress).
+		// machines must join it (see reconcileMembership).
 		Watches(&infrav1.OpenStackCluster{},
 			handler.EnqueueRequestsFromMapFunc(r.controlPlaneMachines),
 			builder.WithPredicates(apiLoadBalancerChanged())).

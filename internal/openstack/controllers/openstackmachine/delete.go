@@ -32,8 +32,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osm *infrav1.OpenStack
 	if oss.DeletionTimestamp.IsZero() {
 		// Out of the load balancer first, so the API stops sending it
 		// traffic before the server goes.
-		if r.Ingress != nil && machine != nil && util.IsControlPlaneMachine(machine) {
-			if err := r.Ingress.Remove(ctx, osm.Name, cluster); err != nil {
+		if r.Members != nil && machine != nil && util.IsControlPlaneMachine(machine) {
+			if err := r.Members.Remove(ctx, osm.Name, cluster); err != nil {
 				res, rerr, _ := conditions.Outcome(osm, infrav1.APIServerIngressReadyCondition, err)
 				return res, rerr
 			}

@@ -49,7 +49,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osm *infrav1.OpenStack
 		}
 	}
 	r.mirror(osm, oss)
-	return r.reconcileIngress(ctx, osm, machine, oss, cluster)
+	return r.reconcileMembership(ctx, osm, machine, oss, cluster)
 }
 
 func (r *Reconciler) createServer(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, cluster *clusterv1.Cluster) (ctrl.Result, error) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,41 +20,12 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackmachine"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/serverspec"
 )
 
-// infraCluster returns the cluster's OpenStackCluster, or nil when its
-// infrastructure is something else.
-func infraCluster(ctx context.Context, c client.Client, cl *clusterv1.Cluster) (*infrav1.OpenStackCluster, error) {
-	ref := cl.Spec.InfrastructureRef
-	if ref.Kind != "OpenStackCluster" || ref.APIGroup != infrav1.GroupVersion.Group || ref.Name == "" {
-		return nil, nil
-	}
-	osc := &infrav1.OpenStackCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: ref.Name}, osc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return osc, nil
-}
-
-// MachineDefaults is the OpenStackMachine controller's ClusterDefaults:
-// what a machine inherits from its OpenStackCluster.
-func MachineDefaults(c client.Client) func(context.Context, *clusterv1.Cluster) (*serverspec.Defaults, error) {
-	return func(ctx context.Context, cl *clusterv1.Cluster) (*serverspec.Defaults, error) {
-		osc, err := infraCluster(ctx, c, cl)
-		if err != nil || osc == nil {
-			return nil, err
-		}
-		return Defaults(osc), nil
-	}
-}
-
-// Ingress puts control-plane machines behind the API endpoint: members of
-// the load balancer's pools, or holders of the API floating IP.
-type Ingress struct {
+// Members puts control-plane machines behind the API endpoint: members of
+// the load balancer's pools, or holders of the API floating IP. It is the
+// OpenStackMachine controller's openstackmachine.Members.
+type Members struct {
 	Client client.Client
 	Scopes *identity.Factory
 }
@@ -69,8 +39,8 @@ func memberAddress(oss *infrav1alpha1.OpenStackServer) string {
 	return ""
 }
 
-func (i *Ingress) scopeFor(ctx context.Context, osc *infrav1.OpenStackCluster) (scope.Scope, error) {
-	cs, err := i.Scopes.For(ctx, osc.Namespace, osc.Spec.IdentityRef)
+func (ms *Members) scopeFor(ctx context.Context, osc *infrav1.OpenStackCluster) (scope.Scope, error) {
+	cs, err := ms.Scopes.For(ctx, osc.Namespace, osc.Spec.IdentityRef)
 	if err != nil {
 		return scope.Scope{}, err
 	}
@@ -80,8 +50,8 @@ func (i *Ingress) scopeFor(ctx context.Context, osc *infrav1.OpenStackCluster) (
 // Ensure makes the machine reachable behind the API endpoint: a member of
 // every pool of the load balancer in the cluster's status (the one it
 // returns), or the holder of the API floating IP.
-func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cl *clusterv1.Cluster) (openstackmachine.Membership, error) {
-	osc, err := infraCluster(ctx, i.Client, cl)
+func (ms *Members) Ensure(ctx context.Context, machine string, oss *infrav1alpha1.OpenStackServer, cl *clusterv1.Cluster) (openstackmachine.Membership, error) {
+	osc, err := infraCluster(ctx, ms.Client, cl)
 	if err != nil || osc == nil {
 		return openstackmachine.Membership{Message: "the cluster's infrastructure is not an OpenStackCluster", NotRequired: true}, err
 	}
@@ -91,12 +61,12 @@ func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1
 	if lb == nil && !wantFIP {
 		return openstackmachine.Membership{Message: "the API endpoint needs no machine-side setup", NotRequired: true}, nil
 	}
-	s, err := i.scopeFor(ctx, osc)
+	s, err := ms.scopeFor(ctx, osc)
 	if err != nil {
 		return openstackmachine.Membership{}, err
 	}
 	if lb != nil {
-		if err := i.joinPools(ctx, s, osc, req, machine, oss); err != nil {
+		if err := ms.joinPools(ctx, s, osc, req, machine, oss); err != nil {
 			return openstackmachine.Membership{}, err
 		}
 		return openstackmachine.Membership{Message: fmt.Sprintf("member of load balancer %s", lb.Name), LoadBalancerID: lb.ID}, nil
@@ -133,7 +103,7 @@ func (i *Ingress) Ensure(ctx context.Context, machine string, oss *infrav1alpha1
 // whose pools are not all there yet (being rebuilt) is waited for rather
 // than half joined, since a membership once recorded is not checked again
 // until the load balancer changes.
-func (i *Ingress) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster, req cluster.Request, machine string, oss *infrav1alpha1.OpenStackServer) error {
+func (ms *Members) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster, req cluster.Request, machine string, oss *infrav1alpha1.OpenStackServer) error {
 	lb := osc.Status.APIServerLoadBalancer
 	addr := memberAddress(oss)
 	if addr == "" {
@@ -143,7 +113,10 @@ func (i *Ingress) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.Ope
 	if err != nil {
 		return clients.Classify(err, "listing the pools of load balancer "+lb.Name)
 	}
-	missing := forwardedPorts(osc, req)
+	missing := map[int]bool{}
+	for _, p := range req.ForwardedPorts() {
+		missing[p] = true
+	}
 	for _, p := range ps {
 		port := cluster.PoolPort(req, p.Name)
 		if port == 0 {
@@ -183,18 +156,6 @@ func (i *Ingress) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.Ope
 // are not all there.
 const lbRetry = 5 * time.Second
 
-// forwardedPorts are the ports the API load balancer forwards, each of
-// which has a pool named after it: the API port and the additional ones.
-func forwardedPorts(osc *infrav1.OpenStackCluster, req cluster.Request) map[int]bool {
-	out := map[int]bool{req.APIPort(): true}
-	if a := osc.Spec.APIServer; a != nil && a.ManagedLoadBalancer != nil {
-		for _, p := range a.ManagedLoadBalancer.AdditionalPorts {
-			out[int(p)] = true
-		}
-	}
-	return out
-}
-
 func sortedPorts(m map[int]bool) []int {
 	out := make([]int, 0, len(m))
 	for p := range m {
@@ -207,18 +168,18 @@ func sortedPorts(m map[int]bool) []int {
 // Remove takes the machine out of the API endpoint before it goes: out of
 // the load balancer's pools, or, when it holds the API floating IP, hands
 // the floating IP to another ready control-plane machine (or detaches it).
-func (i *Ingress) Remove(ctx context.Context, machine string, cl *clusterv1.Cluster) error {
+func (ms *Members) Remove(ctx context.Context, machine string, cl *clusterv1.Cluster) error {
 	if cl == nil {
 		return nil
 	}
-	osc, err := infraCluster(ctx, i.Client, cl)
+	osc, err := infraCluster(ctx, ms.Client, cl)
 	if err != nil || osc == nil {
 		return err
 	}
 	if osc.Status.APIServerLoadBalancer == nil {
-		return i.handOverFloatingIP(ctx, osc, cl, machine)
+		return ms.handOverFloatingIP(ctx, osc, cl, machine)
 	}
-	s, err := i.scopeFor(ctx, osc)
+	s, err := ms.scopeFor(ctx, osc)
 	if err != nil {
 		return err
 	}
@@ -251,18 +212,18 @@ func (i *Ingress) Remove(ctx context.Context, machine string, cl *clusterv1.Clus
 
 // handOverFloatingIP moves the API floating IP from a leaving machine to
 // another ready control-plane machine, so the API stays reachable.
-func (i *Ingress) handOverFloatingIP(ctx context.Context, osc *infrav1.OpenStackCluster, cl *clusterv1.Cluster, leaving string) error {
+func (ms *Members) handOverFloatingIP(ctx context.Context, osc *infrav1.OpenStackCluster, cl *clusterv1.Cluster, leaving string) error {
 	if osc.Status.ExternalNetwork == nil || osc.Spec.ControlPlaneEndpoint == nil || osc.Spec.ControlPlaneEndpoint.Host == "" {
 		return nil
 	}
 	mine := &infrav1alpha1.OpenStackServer{}
-	if err := i.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: leaving}, mine); err != nil {
+	if err := ms.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: leaving}, mine); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if mine.Status.Resources == nil || len(mine.Status.Resources.Ports) == 0 {
 		return nil
 	}
-	s, err := i.scopeFor(ctx, osc)
+	s, err := ms.scopeFor(ctx, osc)
 	if err != nil {
 		return err
 	}
@@ -273,7 +234,7 @@ func (i *Ingress) handOverFloatingIP(ctx context.Context, osc *infrav1.OpenStack
 	if len(list) != 1 || list[0].PortID != mine.Status.Resources.Ports[0].ID {
 		return nil
 	}
-	next := i.nextHolder(ctx, cl, leaving)
+	next := ms.nextHolder(ctx, cl, leaving)
 	if _, err := s.Clients.NetworkInfra.AssociateFloatingIP(ctx, list[0].ID, next); err != nil {
 		return clients.Classify(err, "handing over the API floating IP")
 	}
@@ -283,9 +244,9 @@ func (i *Ingress) handOverFloatingIP(ctx context.Context, osc *infrav1.OpenStack
 
 // nextHolder is the first port of another ready, not deleting
 // control-plane machine of the cluster, or "" (detach).
-func (i *Ingress) nextHolder(ctx context.Context, cl *clusterv1.Cluster, leaving string) string {
+func (ms *Members) nextHolder(ctx context.Context, cl *clusterv1.Cluster, leaving string) string {
 	machines := &clusterv1.MachineList{}
-	if err := i.Client.List(ctx, machines, client.InNamespace(cl.Namespace),
+	if err := ms.Client.List(ctx, machines, client.InNamespace(cl.Namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: cl.Name}, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
 		return ""
 	}
@@ -296,7 +257,7 @@ func (i *Ingress) nextHolder(ctx context.Context, cl *clusterv1.Cluster, leaving
 			continue
 		}
 		oss := &infrav1alpha1.OpenStackServer{}
-		if err := i.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: name}, oss); err != nil {
+		if err := ms.Client.Get(ctx, client.ObjectKey{Namespace: cl.Namespace, Name: name}, oss); err != nil {
 			continue
 		}
 		if oss.DeletionTimestamp.IsZero() && capiconditions.IsTrue(oss, infrav1.ReadyCondition) &&

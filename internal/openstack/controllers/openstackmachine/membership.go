@@ -108,14 +108,14 @@ func (r *Reconciler) infraCluster(ctx context.Context, cl *clusterv1.Cluster) (*
 	return osc, nil
 }
 
-// reconcileIngress puts a provisioned control-plane machine behind the API
+// reconcileMembership puts a provisioned control-plane machine behind the API
 // endpoint. Membership follows the load balancer actually in place: it is
 // ensured once per spec generation and per load balancer (recorded in
 // status.apiServerLoadBalancerID), so a steady machine makes no OpenStack
 // call, and a recreated load balancer (new ID, empty pools) is joined
 // again. Until it is, APIServerIngressReady, and so Ready, is not True.
-func (r *Reconciler) reconcileIngress(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (ctrl.Result, error) {
-	if !util.IsControlPlaneMachine(machine) || r.Ingress == nil || cluster == nil {
+func (r *Reconciler) reconcileMembership(ctx context.Context, osm *infrav1.OpenStackMachine, machine *clusterv1.Machine, oss *infrav1alpha1.OpenStackServer, cluster *clusterv1.Cluster) (ctrl.Result, error) {
+	if !util.IsControlPlaneMachine(machine) || r.Members == nil || cluster == nil {
 		osm.Status.APIServerLoadBalancerID = nil
 		conditions.MarkTrue(osm, infrav1.APIServerIngressReadyCondition, "not a control-plane machine", infrav1.NotRequiredReason)
 		return ctrl.Result{}, nil
@@ -145,7 +145,7 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, osm *infrav1.OpenStac
 		c.ObservedGeneration == osm.Generation && ptr.Deref(osm.Status.APIServerLoadBalancerID, "") == lbID {
 		return ctrl.Result{}, nil
 	}
-	m, err := r.Ingress.Ensure(ctx, osm.Name, oss, cluster)
+	m, err := r.Members.Ensure(ctx, osm.Name, oss, cluster)
 	if err != nil {
 		res, rerr, _ := conditions.Outcome(osm, infrav1.APIServerIngressReadyCondition, err)
 		return res, rerr
