@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +88,7 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *i
 		return ctrl.Result{}, nil
 	}
 	if exists && !sameServer(oss.Spec, *desired) {
-		r.Recorder.Eventf(osc, oss, "Normal", "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", name)
+		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", name)
 		return r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it")
 	}
 	// The identity is the one input that changes without replacing the
@@ -114,7 +115,7 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *i
 		if err := r.Client.Create(ctx, oss); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
-		r.Recorder.Eventf(osc, oss, "Normal", "BastionCreated", "Create", "Created bastion %s", name)
+		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionCreated", "Create", "Created bastion %s", name)
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.WaitingForServerReason, "waiting for the bastion server")
 		return ctrl.Result{}, nil
 	}

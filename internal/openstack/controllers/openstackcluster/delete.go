@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -139,7 +140,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = nil, nil, nil
 
-	r.Recorder.Eventf(osc, nil, "Normal", "Deleted", "Delete", "Cluster infrastructure deleted")
+	r.Recorder.Eventf(osc, nil, corev1.EventTypeNormal, "Deleted", "Delete", "Cluster infrastructure deleted")
 	conditions.MarkTrue(osc, clusterv1.DeletingCondition, "", clusterv1.DeletionCompletedReason)
 	controllerutil.RemoveFinalizer(osc, infrav1.OpenStackClusterFinalizer)
 	return ctrl.Result{}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -154,7 +155,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 
 	if osc.Status.Initialization == nil || !ptr.Deref(osc.Status.Initialization.Provisioned, false) {
 		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
-		r.Recorder.Eventf(osc, nil, "Normal", "Provisioned", "Provision", "Cluster infrastructure is ready; API endpoint %s:%d",
+		r.Recorder.Eventf(osc, nil, corev1.EventTypeNormal, "Provisioned", "Provision", "Cluster infrastructure is ready; API endpoint %s:%d",
 			osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port)
 	}
 	return r.reconcileBastion(ctx, s, osc, c)
@@ -194,7 +195,7 @@ func sameSubnets(prev, now *infrav1.NetworkStatusWithSubnets) bool {
 func (r *Reconciler) outcome(osc *infrav1.OpenStackCluster, step string, err error) (ctrl.Result, error) {
 	res, rerr, terminal := conditions.Outcome(osc, step, err)
 	if terminal {
-		r.Recorder.Eventf(osc, nil, "Warning", capiconditions.Get(osc, step).Reason, "Reconcile", "%s", err.Error())
+		r.Recorder.Eventf(osc, nil, corev1.EventTypeWarning, capiconditions.Get(osc, step).Reason, "Reconcile", "%s", err.Error())
 	}
 	return res, rerr
 }
