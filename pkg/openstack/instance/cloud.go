@@ -6,8 +6,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/server"
@@ -105,33 +103,20 @@ func fromCloudsYAML(ctx context.Context, cloud Cloud) (*clients.Clients, error) 
 	})
 }
 
+// fromProvider takes the services from the provider's catalog, as the
+// controller's factory does (without Octavia, which no instance needs).
 func fromProvider(p *gophercloud.ProviderClient, region string) (*clients.Clients, error) {
-	eo := gophercloud.EndpointOpts{Region: region}
-	var sc ServiceClients
-	var err error
-	if sc.Compute, err = openstack.NewComputeV2(p, eo); err != nil {
-		return nil, noEndpoint("compute", err)
+	sc, err := clients.NewServiceClients(p, gophercloud.EndpointOpts{Region: region})
+	if err != nil {
+		var e *Error
+		if errors.As(publicError(err), &e) {
+			e.Field = "Cloud.Provider"
+		}
+		return nil, e
 	}
-	if sc.Network, err = openstack.NewNetworkV2(p, eo); err != nil {
-		return nil, noEndpoint("network", err)
-	}
-	if sc.Image, err = openstack.NewImageV2(p, eo); err != nil {
-		return nil, noEndpoint("image", err)
-	}
-	// Cinder is optional, as for the controller.
-	if v, err := openstack.NewBlockStorageV3(p, eo); err == nil {
-		sc.Volume = v
-	}
-	c, err := fromServices(sc)
-	if err == nil {
-		c.Region = region
-	}
-	return c, err
-}
-
-func noEndpoint(service string, err error) error {
-	return &Error{Reason: ReasonInvalidSpec, Field: "Cloud.Provider",
-		Message: "the cloud's catalog has no " + service + " endpoint: " + err.Error(), Err: errors.Join(clients.ErrNoEndpoint, err)}
+	c := clients.FromServiceClients(sc)
+	c.Region = region
+	return c, nil
 }
 
 func fromServices(sc ServiceClients) (*clients.Clients, error) {
@@ -143,34 +128,5 @@ func fromServices(sc ServiceClients) (*clients.Clients, error) {
 			return nil, &Error{Reason: ReasonInvalidSpec, Field: "Cloud.Services." + s.field, Message: "is required"}
 		}
 	}
-	compute := *sc.Compute
-	compute.Microversion = clients.ComputeMicroversion
-	nc := &networkClient{c: sc.Network}
-	c := &clients.Clients{
-		Compute:   &computeClient{c: &compute},
-		Network:   nc,
-		Image:     &imageClient{c: sc.Image},
-		ProjectID: projectID(sc.Compute.ProviderClient),
-	}
-	if sc.Volume != nil {
-		c.Volume = &volumeClient{c: sc.Volume}
-	}
-	return c, nil
-}
-
-// projectID reads the project of a Keystone v3 token. Ports are adopted
-// within it, so that an admin credential never adopts another project's
-// port; without it, adoption is by name alone.
-func projectID(p *gophercloud.ProviderClient) string {
-	if p == nil {
-		return ""
-	}
-	r, ok := p.GetAuthResult().(tokens.CreateResult)
-	if !ok {
-		return ""
-	}
-	if project, err := r.ExtractProject(); err == nil && project != nil {
-		return project.ID
-	}
-	return ""
+	return clients.FromServiceClients(clients.ServiceClients{Compute: sc.Compute, Network: sc.Network, Image: sc.Image, Volume: sc.Volume}), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/pkg/openstack/instance"
 	"github.com/ocp-capi/ocp-capi/test/fakeopenstack"
 )
@@ -347,6 +348,20 @@ func TestNewErrors(t *testing.T) {
 	_, err := instance.New(context.Background(), instance.Cloud{CloudsYAML: f.Clouds("openstack"), CloudName: "openstack"})
 	if e := wantError(t, err, instance.ReasonAuthenticationFailed, ""); !e.Transient {
 		t.Errorf("a refused credential must be transient (fixing it heals): %+v", e)
+	}
+}
+
+// A Provider whose catalog lacks a required service is refused as the
+// Provider's fault, the same error the controller's clients give.
+func TestProviderWithoutService(t *testing.T) {
+	f := startFake(t)
+	f.HideService("image")
+	_, err := instance.New(context.Background(), instance.Cloud{Provider: providerClient(t, f), Region: fakeopenstack.Region})
+	if e := wantError(t, err, instance.ReasonInvalidSpec, "Cloud.Provider"); e.Transient || !strings.Contains(e.Message, "no image endpoint") {
+		t.Errorf("want a terminal error naming the image service: %+v", e)
+	}
+	if !errors.Is(err, clients.ErrNoEndpoint) {
+		t.Errorf("error %v does not wrap clients.ErrNoEndpoint", err)
 	}
 }
 

@@ -207,9 +207,35 @@ func (f *Factory) remove(el *list.Element) {
 // ErrNoEndpoint means the cloud's catalog lacks a service.
 var ErrNoEndpoint = errors.New("no endpoint in the service catalog")
 
+// build authenticates an identity and builds its clients: parse the
+// Secret, authenticate through the factory's transport, then take the
+// services from the token's catalog.
 func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
+	authOpts, endpointOpts, tlsConfig, err := parseIdentity(id)
+	if err != nil {
+		return nil, err
+	}
+	provider, err := f.authenticate(ctx, id, authOpts, tlsConfig)
+	if err != nil {
+		return nil, err
+	}
+	catalogOnly(provider)
+	sc, err := NewServiceClients(provider, endpointOpts)
+	if err != nil {
+		return nil, err
+	}
+	if lb, err := openstack.NewLoadBalancerV2(provider, endpointOpts); err == nil {
+		sc.LoadBalancer = lb
+	}
+	c := FromServiceClients(sc)
+	c.Region = endpointOpts.Region
+	return c, nil
+}
+
+// parseIdentity reads the clouds.yaml and CA bundle of an identity Secret.
+func parseIdentity(id Identity) (gophercloud.AuthOptions, gophercloud.EndpointOpts, *tls.Config, error) {
 	if len(id.CloudsYAML) == 0 {
-		return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+		return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
 			Message: fmt.Sprintf("identity Secret %s has no %q key", id.Key, CloudsYAMLKey)}
 	}
 	// Always set region and interface, so that OS_REGION_NAME and
@@ -218,7 +244,7 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 		clouds.WithRegion(id.Region), clouds.WithEndpointType("")}
 	authOpts, endpointOpts, tlsConfig, err := clouds.Parse(opts...)
 	if err != nil {
-		return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+		return authOpts, endpointOpts, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
 			Message: fmt.Sprintf("identity Secret %s, cloud %q: %v", id.Key, id.CloudName, err), Err: err}
 	}
 	if tlsConfig == nil {
@@ -230,7 +256,7 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 	if len(bytes.TrimSpace(id.CACert)) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(id.CACert) {
-			return nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+			return authOpts, endpointOpts, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
 				Message: fmt.Sprintf("identity Secret %s: %q is not a PEM certificate bundle", id.Key, CACertKey)}
 		}
 		tlsConfig.RootCAs = pool
@@ -238,7 +264,12 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 	// A token is renewed on expiry; without this, gophercloud would fail
 	// every request after the first token expires.
 	authOpts.AllowReauth = true
+	return authOpts, endpointOpts, tlsConfig, nil
+}
 
+// authenticate gets a token with a provider client whose requests go
+// through the factory's transport and the rate gate.
+func (f *Factory) authenticate(ctx context.Context, id Identity, authOpts gophercloud.AuthOptions, tlsConfig *tls.Config) (*gophercloud.ProviderClient, error) {
 	provider, err := openstack.NewClient(authOpts.IdentityEndpoint)
 	if err != nil {
 		return nil, &Error{Class: Terminal, Reason: ReasonInvalidSpec,
@@ -264,46 +295,19 @@ func (f *Factory) build(ctx context.Context, id Identity) (*Clients, error) {
 	if err := openstack.Authenticate(ctx, provider, authOpts); err != nil {
 		return nil, withReason(Classify(err, fmt.Sprintf("authenticating with cloud %q of Secret %s", id.CloudName, id.Key)), ReasonAuthFailed)
 	}
+	return provider, nil
+}
 
-	c := &Clients{Region: endpointOpts.Region}
-	if project, err := projectID(provider); err == nil {
-		c.ProjectID = project
-	}
-	// Find endpoints in the token's catalog only. gophercloud's default
-	// locator asks every endpoint without a version in its URL for its
-	// versions (one GET each, per identity); the paths are fixed anyway.
+// catalogOnly makes the provider find endpoints in its token's catalog
+// only. gophercloud's default locator asks every endpoint without a
+// version in its URL for its versions (one GET each, per identity); the
+// paths are fixed anyway.
+func catalogOnly(provider *gophercloud.ProviderClient) {
 	if r, ok := provider.GetAuthResult().(tokens.CreateResult); ok {
 		if catalog, err := r.ExtractServiceCatalog(); err == nil {
 			provider.EndpointLocator = func(eo gophercloud.EndpointOpts) (string, error) { return locate(catalog, eo) }
 		}
 	}
-	compute, err := openstack.NewComputeV2(provider, endpointOpts)
-	if err != nil {
-		return nil, noEndpoint("compute", err)
-	}
-	compute.Microversion = ComputeMicroversion
-	network, err := openstack.NewNetworkV2(provider, endpointOpts)
-	if err != nil {
-		return nil, noEndpoint("network", err)
-	}
-	image, err := openstack.NewImageV2(provider, endpointOpts)
-	if err != nil {
-		return nil, noEndpoint("image", err)
-	}
-	c.Compute = &computeClient{c: compute}
-	nc := &networkClient{c: network}
-	c.Network, c.NetworkInfra = nc, nc
-	c.Image = &imageClient{c: image}
-	// Cinder and Octavia are optional: without Cinder, root volumes still
-	// work through Nova's block device mappings; without Octavia the
-	// cluster uses a floating IP for its API endpoint.
-	if volume, err := openstack.NewBlockStorageV3(provider, endpointOpts); err == nil {
-		c.Volume = &volumeClient{c: volume}
-	}
-	if lb, err := openstack.NewLoadBalancerV2(provider, endpointOpts); err == nil {
-		c.LoadBalancer = &loadBalancerClient{c: lb}
-	}
-	return c, nil
 }
 
 func withReason(e *Error, reason string) *Error {
@@ -343,6 +347,9 @@ func locate(catalog *tokens.ServiceCatalog, eo gophercloud.EndpointOpts) (string
 
 // projectID reads the project of the token gophercloud obtained.
 func projectID(provider *gophercloud.ProviderClient) (string, error) {
+	if provider == nil {
+		return "", errors.New("no provider client")
+	}
 	r, ok := provider.GetAuthResult().(tokens.CreateResult)
 	if !ok {
 		return "", errors.New("not a Keystone v3 token")

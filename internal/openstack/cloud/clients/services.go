@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/common/extensions"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/availabilityzones"
@@ -69,6 +70,65 @@ type Volume interface {
 type Image interface {
 	GetImage(ctx context.Context, id string) (*images.Image, error)
 	ListImages(ctx context.Context, opts images.ListOpts) ([]images.Image, error)
+}
+
+// ServiceClients are authenticated gophercloud service clients of one
+// cloud: the factory's own, or a caller's (pkg/openstack/instance).
+type ServiceClients struct {
+	Compute *gophercloud.ServiceClient // required
+	Network *gophercloud.ServiceClient // required
+	Image   *gophercloud.ServiceClient // required
+	// Volume (Cinder v3) is optional: without it, root volumes still work
+	// through Nova's block device mappings.
+	Volume *gophercloud.ServiceClient
+	// LoadBalancer (Octavia) is optional: without it, a cluster's API
+	// endpoint is a floating IP.
+	LoadBalancer *gophercloud.ServiceClient
+}
+
+// NewServiceClients finds the services a server needs (ServiceClients
+// without LoadBalancer) in the provider's catalog, for the region of eo.
+// A missing required service is a Terminal error wrapping ErrNoEndpoint.
+// It makes no request when the provider's EndpointLocator reads the
+// catalog only, as the factory's does.
+func NewServiceClients(provider *gophercloud.ProviderClient, eo gophercloud.EndpointOpts) (ServiceClients, error) {
+	var sc ServiceClients
+	var err error
+	if sc.Compute, err = openstack.NewComputeV2(provider, eo); err != nil {
+		return sc, noEndpoint("compute", err)
+	}
+	if sc.Network, err = openstack.NewNetworkV2(provider, eo); err != nil {
+		return sc, noEndpoint("network", err)
+	}
+	if sc.Image, err = openstack.NewImageV2(provider, eo); err != nil {
+		return sc, noEndpoint("image", err)
+	}
+	if v, err := openstack.NewBlockStorageV3(provider, eo); err == nil {
+		sc.Volume = v
+	}
+	return sc, nil
+}
+
+// FromServiceClients puts service clients behind the narrow interfaces.
+// Compute, Network and Image must be set. Nothing of sc is modified:
+// Compute is copied to pin ComputeMicroversion. ProjectID is read from the
+// Keystone v3 token of Compute's provider ("" without one); Region is left
+// to the caller.
+func FromServiceClients(sc ServiceClients) *Clients {
+	compute := *sc.Compute
+	compute.Microversion = ComputeMicroversion
+	nc := &networkClient{c: sc.Network}
+	c := &Clients{Compute: &computeClient{c: &compute}, Network: nc, NetworkInfra: nc, Image: &imageClient{c: sc.Image}}
+	if p, err := projectID(sc.Compute.ProviderClient); err == nil {
+		c.ProjectID = p
+	}
+	if sc.Volume != nil {
+		c.Volume = &volumeClient{c: sc.Volume}
+	}
+	if sc.LoadBalancer != nil {
+		c.LoadBalancer = &loadBalancerClient{c: sc.LoadBalancer}
+	}
+	return c
 }
 
 type computeClient struct{ c *gophercloud.ServiceClient }
