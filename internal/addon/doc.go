@@ -9,10 +9,11 @@
 // running buildah, and publishes its digest on the pool.
 //
 // Layout: controllers/machinesetsync and controllers/buildcontroller are the
-// reconcilers (glue); internal/ holds the pure logic (mapi2capi: the
-// MAPI→CAPI conversion with warnings and field-path errors; osbuild: build
-// names, inputs, manifests and status mapping of the two backends); there
-// are no webhooks; config/ is the kustomize tree (build-rbac/: the builds'
-// own service-account RBAC). setup.go wires it for cmd/addon-manager.
-// docs/addon/ is the user documentation.
+// reconcilers (glue), controllers/write the write helper they share (its
+// doc says which object gets which kind of write); internal/ holds the pure
+// logic (mapi2capi: the MAPI→CAPI conversion with warnings and field-path
+// errors; osbuild: build names, inputs, manifests and status mapping of the
+// two backends); there are no webhooks; config/ is the kustomize tree
+// (build-rbac/: the builds' own service-account RBAC). setup.go wires it
+// for cmd/addon-manager. docs/addon/ is the user documentation.
 package addon

@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
 	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 )
@@ -99,30 +99,30 @@ func published(pool *mcfgv1.MachineConfigPool, id string) bool {
 }
 
 // patchPool writes the annotations in kv (metadata) and the state s (status
-// conditions; nil removes them), each only when it changes something. Both
-// patches carry the resourceVersion: the conditions list is atomic and
-// shared with the MCO, and a pool that changed since it was read must not
-// get an image built for its old configuration.
+// conditions; nil removes them), each only when it changes something. The
+// pool is the MCO's; the controller owns three annotations and four
+// conditions of it. Both patches carry the resourceVersion: a pool that
+// changed since it was read must not get an image built for its old
+// configuration (docs/addon/build-controller.md, "Never publish an outdated
+// image").
+//
+// Locked merge patches, not server-side apply: the conditions list is atomic, so an apply would take the MCO's conditions too.
 func (r *Reconciler) patchPool(ctx context.Context, pool *mcfgv1.MachineConfigPool, kv map[string]string, s *poolState) error {
 	if len(kv) > 0 {
-		base := pool.DeepCopy()
-		if setAnnotations(pool, kv) {
-			if err := r.Client.Patch(ctx, pool, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-				return fmt.Errorf("patching the annotations of MachineConfigPool %s: %w", pool.Name, err)
-			}
+		if err := write.LockedPatch(ctx, r.Client, pool, func() bool { return setAnnotations(pool, kv) }); err != nil {
+			return fmt.Errorf("patching the annotations of MachineConfigPool %s: %w", pool.Name, err)
 		}
 	}
-	base := pool.DeepCopy()
-	var changed bool
-	if s == nil {
-		pool.Status.Conditions, changed = removeConditions(pool.Status.Conditions)
-	} else {
-		pool.Status.Conditions, changed = setConditions(pool.Status.Conditions, *s, metav1.Now())
-	}
-	if !changed {
-		return nil
-	}
-	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	err := write.LockedStatusPatch(ctx, r.Client, pool, func() bool {
+		var changed bool
+		if s == nil {
+			pool.Status.Conditions, changed = removeConditions(pool.Status.Conditions)
+		} else {
+			pool.Status.Conditions, changed = setConditions(pool.Status.Conditions, *s, metav1.Now())
+		}
+		return changed
+	})
+	if err != nil {
 		return fmt.Errorf("patching the conditions of MachineConfigPool %s: %w", pool.Name, err)
 	}
 	return nil

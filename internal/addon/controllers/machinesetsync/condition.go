@@ -76,44 +76,68 @@ type condition struct {
 }
 
 // setSynchronized writes the Synchronized condition, and on True
-// status.synchronizedGeneration, unless they already say so. The write is a
-// server-side apply of the status subresource under ConditionFieldOwner,
-// with the object's resourceVersion: the migration controller writes these
-// fields too. Events record each change.
+// status.synchronizedGeneration, unless they already say so, and records
+// events for each change.
 func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, want condition) error {
-	severity := mapiv1beta1.ConditionSeverityNone
+	cur := findCondition(ms.Status.Conditions, SynchronizedCondition)
+	next, gen := synchronizedState(ms, cur, want)
+	if cur != nil && cur.Status == next.Status && cur.Reason == next.Reason && cur.Message == next.Message &&
+		cur.Severity == next.Severity && gen == ms.Status.SynchronizedGeneration {
+		return nil
+	}
+	if err := r.applySynchronized(ctx, ms, next, gen); err != nil {
+		return err
+	}
+	r.recordSynchronized(ms, cur, next, want.warnings, gen)
+	return nil
+}
+
+// synchronizedState is the condition that says want, and the
+// synchronizedGeneration to go with it, given the current condition cur.
+func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, want condition) (mapiv1beta1.Condition, int64) {
+	next := mapiv1beta1.Condition{
+		Type:     SynchronizedCondition,
+		Status:   want.status,
+		Severity: mapiv1beta1.ConditionSeverityNone,
+		Reason:   want.reason,
+		Message:  truncate(want.message),
+	}
 	switch want.status {
 	case corev1.ConditionFalse:
-		severity = mapiv1beta1.ConditionSeverityError
+		next.Severity = mapiv1beta1.ConditionSeverityError
 	case corev1.ConditionUnknown:
-		severity = mapiv1beta1.ConditionSeverityInfo
+		next.Severity = mapiv1beta1.ConditionSeverityInfo
 	}
-	msg := truncate(want.message)
+	// lastTransitionTime changes only with the status.
+	next.LastTransitionTime = metav1.Now()
+	if cur != nil && cur.Status == want.status {
+		next.LastTransitionTime = cur.LastTransitionTime
+	}
 	// synchronizedGeneration never decreases (the CRD refuses it).
 	gen := ms.Status.SynchronizedGeneration
 	if want.status == corev1.ConditionTrue && ms.Generation > gen {
 		gen = ms.Generation
 	}
-	cur := findCondition(ms.Status.Conditions, SynchronizedCondition)
-	if cur != nil && cur.Status == want.status && cur.Reason == want.reason && cur.Message == msg &&
-		cur.Severity == severity && gen == ms.Status.SynchronizedGeneration {
-		return nil
-	}
-	ltt := metav1.Now()
-	if cur != nil && cur.Status == want.status {
-		ltt = cur.LastTransitionTime
-	}
+	return next, gen
+}
+
+// applySynchronized writes c and gen to ms's status and updates ms with the
+// API server's answer. The write is a server-side apply of the status
+// subresource under ConditionFieldOwner, with the object's resourceVersion.
+//
+// Server-side apply stays here: the MachineSet is MAPI's, the migration controller writes the same fields, and conditions is a map-keyed list, so an apply owns just this entry.
+func (r *Reconciler) applySynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, c mapiv1beta1.Condition, gen int64) error {
 	cond := map[string]any{
-		"type":               string(SynchronizedCondition),
-		"status":             string(want.status),
-		"reason":             want.reason,
-		"lastTransitionTime": ltt.UTC().Format(time.RFC3339),
+		"type":               string(c.Type),
+		"status":             string(c.Status),
+		"reason":             c.Reason,
+		"lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339),
 	}
-	if msg != "" {
-		cond["message"] = msg
+	if c.Message != "" {
+		cond["message"] = c.Message
 	}
-	if severity != "" {
-		cond["severity"] = string(severity)
+	if c.Severity != "" {
+		cond["severity"] = string(c.Severity)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": mapiv1beta1.GroupVersion.String(),
@@ -139,27 +163,32 @@ func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.Machin
 		return err
 	}
 	*ms = *fresh
+	return nil
+}
 
-	changedMessage := cur == nil || cur.Message != msg || cur.Reason != want.reason
-	switch want.status {
+// recordSynchronized records the events of a change of the condition from
+// cur to next: every True (a sync of a new generation), the warnings when
+// the message changed, and a False or Unknown when its message changed.
+func (r *Reconciler) recordSynchronized(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, next mapiv1beta1.Condition, warnings []string, gen int64) {
+	changedMessage := cur == nil || cur.Message != next.Message || cur.Reason != next.Reason
+	switch next.Status {
 	case corev1.ConditionTrue:
-		r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, want.reason, "Sync",
+		r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, next.Reason, "Sync",
 			"CAPI MachineSet %s/%s is synchronized with generation %d", r.CAPINamespace, ms.Name, gen)
 		if changedMessage {
-			for _, w := range want.warnings {
+			for _, w := range warnings {
 				r.Recorder.Eventf(ms, nil, corev1.EventTypeWarning, EventConversionWarning, "Convert", "%s", w)
 			}
 		}
 	case corev1.ConditionFalse:
 		if changedMessage {
-			r.Recorder.Eventf(ms, nil, corev1.EventTypeWarning, want.reason, "Sync", "%s", msg)
+			r.Recorder.Eventf(ms, nil, corev1.EventTypeWarning, next.Reason, "Sync", "%s", next.Message)
 		}
 	default:
 		if changedMessage {
-			r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, want.reason, "Sync", "%s", msg)
+			r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, next.Reason, "Sync", "%s", next.Message)
 		}
 	}
-	return nil
 }
 
 // synchronizedMessage is the True message: empty, or the warnings.

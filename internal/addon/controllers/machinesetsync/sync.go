@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -150,14 +152,11 @@ func (r *Reconciler) templateKind(kind string) (templateKind, bool) {
 	return templateKind{}, false
 }
 
-// addFinalizer puts the sync finalizer on ms.
+// addFinalizer puts the sync finalizer on ms. The MAPI MachineSet is
+// MAPI's; a locked patch, because a merge patch replaces the whole
+// finalizers list that others write too.
 func (r *Reconciler) addFinalizer(ctx context.Context, ms *mapiv1beta1.MachineSet) error {
-	if controllerutil.ContainsFinalizer(ms, SyncFinalizer) {
-		return nil
-	}
-	orig := ms.DeepCopy()
-	controllerutil.AddFinalizer(ms, SyncFinalizer)
-	return r.Client.Patch(ctx, ms, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+	return write.LockedPatch(ctx, r.Client, ms, func() bool { return controllerutil.AddFinalizer(ms, SyncFinalizer) }, client.FieldOwner(FieldOwner))
 }
 
 // createMirror creates the mirror: desired, paused, with the sync
@@ -195,42 +194,44 @@ func mirrorAnnotations(converted map[string]string, createdFor string) map[strin
 // the conversion's and keeps it paused, if any of them differ. Finalizers
 // and ownerReferences of others are kept. A mirror that was not created by
 // this controller is overwritten too, but never marked as created by it.
+//
+// A locked patch, not CAPI's patch helper: CAPI adds its finalizer to the paused mirror too (a merge patch replaces the list whole), and the answer's generation is what updateMirrorStatus reports.
 func (r *Reconciler) updateMirror(ctx context.Context, mirror, desired *clusterv1.MachineSet) error {
 	want, err := roundTrip(desired)
 	if err != nil {
 		return err
 	}
 	wantAnnotations := mirrorAnnotations(want.Annotations, mirror.Annotations[CreatedForAnnotation])
-	if equalMaps(mirror.Labels, want.Labels) && equalMaps(mirror.Annotations, wantAnnotations) &&
-		controllerutil.ContainsFinalizer(mirror, SyncFinalizer) && apiequality.Semantic.DeepEqual(mirror.Spec, want.Spec) {
-		return nil
-	}
-	orig := mirror.DeepCopy()
-	mirror.Labels = want.Labels
-	mirror.Annotations = wantAnnotations
-	mirror.Spec = want.Spec
-	controllerutil.AddFinalizer(mirror, SyncFinalizer)
-	return r.Client.Patch(ctx, mirror, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+	return write.LockedPatch(ctx, r.Client, mirror, func() bool {
+		if equalMaps(mirror.Labels, want.Labels) && equalMaps(mirror.Annotations, wantAnnotations) &&
+			controllerutil.ContainsFinalizer(mirror, SyncFinalizer) && apiequality.Semantic.DeepEqual(mirror.Spec, want.Spec) {
+			return false
+		}
+		mirror.Labels = want.Labels
+		mirror.Annotations = wantAnnotations
+		mirror.Spec = want.Spec
+		controllerutil.AddFinalizer(mirror, SyncFinalizer)
+		return true
+	}, client.FieldOwner(FieldOwner))
 }
 
 // updateMirrorStatus copies the status fields MAPI knows into the mirror,
 // once MAPI's status describes its current generation. CAPI's own fields
-// (conditions, upToDateReplicas) are left alone.
+// (conditions, upToDateReplicas) are left alone: the patch helper writes
+// only the fields that changed, and no condition.
 func (r *Reconciler) updateMirrorStatus(ctx context.Context, ms *mapiv1beta1.MachineSet, mirror, desired *clusterv1.MachineSet) error {
 	if ms.Status.ObservedGeneration != ms.Generation {
 		return nil
 	}
-	d := desired.Status
-	st := mirror.Status.DeepCopy()
-	st.Selector, st.Replicas, st.ReadyReplicas, st.AvailableReplicas = d.Selector, d.Replicas, d.ReadyReplicas, d.AvailableReplicas
-	st.ObservedGeneration = mirror.Generation
-	copyDeprecatedStatus(st, &d)
-	if apiequality.Semantic.DeepEqual(*st, mirror.Status) {
-		return nil
+	helper, err := patch.NewHelper(mirror, client.WithFieldOwner(r.Client, FieldOwner))
+	if err != nil {
+		return err
 	}
-	orig := mirror.DeepCopy()
-	mirror.Status = *st
-	return r.Client.Status().Patch(ctx, mirror, client.MergeFrom(orig), client.FieldOwner(FieldOwner))
+	d, st := desired.Status, &mirror.Status
+	st.Selector, st.Replicas, st.ReadyReplicas, st.AvailableReplicas = d.Selector, d.Replicas, d.ReadyReplicas, d.AvailableReplicas
+	copyDeprecatedStatus(st, &d)
+	// status.observedGeneration becomes the mirror's generation.
+	return helper.Patch(ctx, mirror, patch.WithStatusObservedGeneration{})
 }
 
 // releaseMirror lets a mirror that is being deleted go: it drops the sync

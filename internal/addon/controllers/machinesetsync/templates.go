@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
 )
@@ -70,16 +71,15 @@ func (r *Reconciler) ensureTemplate(ctx context.Context, msName string, tk templ
 
 	labels := templateLabels(existing.GetLabels(), msName)
 	refs := withMirrorRef(existing.GetOwnerReferences(), mirror)
-	if equalMaps(labels, existing.GetLabels()) && slices.Equal(refs, existing.GetOwnerReferences()) {
-		return "", nil
-	}
-	orig, ok := existing.DeepCopyObject().(client.Object)
-	if !ok {
-		return ReasonTemplateFailed, fmt.Errorf("cannot copy the template %s", existing.GetName())
-	}
-	existing.SetLabels(labels)
-	existing.SetOwnerReferences(refs)
-	if err := r.Client.Patch(ctx, existing, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+	// A locked patch, not CAPI's patch helper: other owners write the ownerReferences list, which a merge patch replaces whole.
+	if err := write.LockedPatch(ctx, r.Client, existing, func() bool {
+		if equalMaps(labels, existing.GetLabels()) && slices.Equal(refs, existing.GetOwnerReferences()) {
+			return false
+		}
+		existing.SetLabels(labels)
+		existing.SetOwnerReferences(refs)
+		return true
+	}, client.FieldOwner(FieldOwner)); err != nil {
 		return ReasonTemplateFailed, fmt.Errorf("cannot update the %s %s: %w", tk.kind, existing.GetName(), err)
 	}
 	return "", nil
@@ -126,15 +126,14 @@ func (r *Reconciler) cleanupTemplates(ctx context.Context, msName, keep string, 
 				}
 				continue
 			}
-			if len(refs) == len(obj.GetOwnerReferences()) {
-				continue
-			}
-			orig, ok := obj.DeepCopyObject().(client.Object)
-			if !ok {
-				continue
-			}
-			obj.SetOwnerReferences(refs)
-			if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+			// Locked, as in ensureTemplate: the ownerReferences list is shared.
+			if err := write.LockedPatch(ctx, r.Client, obj, func() bool {
+				if len(refs) == len(obj.GetOwnerReferences()) {
+					return false
+				}
+				obj.SetOwnerReferences(refs)
+				return true
+			}, client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("cannot update the ownerReferences of the %s %s: %w", tk.kind, obj.GetName(), err)
 			}
 		}

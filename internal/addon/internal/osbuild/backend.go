@@ -2,9 +2,11 @@ package osbuild
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -91,6 +93,21 @@ func NewBackend(name string, opts BackendOptions) (Backend, error) {
 		return &JobBackend{Options: opts}, nil
 	}
 	return nil, fmt.Errorf("unknown build backend %q: use %q (OpenShift Build API) or %q (Kubernetes Job)", name, BackendBuild, BackendJob)
+}
+
+// stop records reason (FailureReasonAnnotation) on obj and sets fields in
+// its section (spec or status), in one merge patch.
+//
+// A fixed merge patch, not CAPI's patch helper: a Build has no status subresource, so status.cancelled goes with the metadata to the main resource.
+func stop(ctx context.Context, c client.Client, obj client.Object, reason, section string, fields map[string]any) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{FailureReasonAnnotation: reason}},
+		section:    fields,
+	})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 }
 
 // stoppedReason returns the reason the controller recorded when it stopped

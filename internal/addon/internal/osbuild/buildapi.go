@@ -2,7 +2,6 @@ package osbuild
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -136,9 +135,5 @@ func buildMessage(b *buildv1.Build) string {
 // Stop implements Backend: it sets status.cancelled, as `oc cancel-build`
 // does (the Build API takes it on the main resource), and records reason.
 func (*BuildAPI) Stop(ctx context.Context, c client.Client, obj client.Object, reason string) error {
-	patch, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{FailureReasonAnnotation: reason}},
-		"status":   map[string]any{"cancelled": true},
-	})
-	return c.Patch(ctx, obj, client.RawPatch(mergePatchType, patch))
+	return stop(ctx, c, obj, reason, "status", map[string]any{"cancelled": true})
 }

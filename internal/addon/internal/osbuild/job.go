@@ -2,7 +2,6 @@ package osbuild
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"sort"
@@ -11,12 +10,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-const mergePatchType = types.MergePatchType
 
 // JobBackend runs buildah in a plain batch/v1 Job, for clusters without the
 // Build API. The pod mounts the inputs ConfigMap as the build context and
@@ -239,11 +235,7 @@ func podFailure(job *batchv1.Job, pods []corev1.Pod) string {
 // Stop implements Backend: it suspends the Job (which deletes its running
 // pod and keeps the Job for debugging) and records reason.
 func (*JobBackend) Stop(ctx context.Context, c client.Client, obj client.Object, reason string) error {
-	patch, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{FailureReasonAnnotation: reason}},
-		"spec":     map[string]any{"suspend": true},
-	})
-	return c.Patch(ctx, obj, client.RawPatch(mergePatchType, patch))
+	return stop(ctx, c, obj, reason, "spec", map[string]any{"suspend": true})
 }
 
 func joinNonEmpty(parts ...string) string {
