@@ -63,8 +63,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.reconcileLayered(ctx, pool)
 }
 
+// poolScope is what the phases of one reconcile of an opted-in pool share.
+type poolScope struct {
+	pool *mcfgv1.MachineConfigPool
+	// objs are the objects made for the pool, from the cache.
+	objs *ownedObjects
+	in   osbuild.Inputs
+	// id is in.ID(), the build ID.
+	id string
+}
+
 // reconcileLayered drives one opted-in pool towards an image built from its
-// current inputs.
+// current inputs. It reads them, then runs one phase: keep the published
+// image, start a build, follow the build in flight, publish its image, or
+// report its failure.
 func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineConfigPool) (ctrl.Result, error) {
 	objs, err := r.owned(ctx, pool.Name)
 	if err != nil {
@@ -75,78 +87,94 @@ func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineC
 		// Nothing can be built, so every build in flight is stale.
 		return r.inputProblem(ctx, pool, objs, err)
 	}
-	id := in.ID()
-
-	if published(pool, id) {
-		if err := r.prune(ctx, pool, objs, id, true); err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{}, r.patchPool(ctx, pool, nil, &poolState{
-			Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
-			Message: fmt.Sprintf("The layered OS image %s is built from %s.", pool.Annotations[osbuild.DesiredOSImageAnnotation], in.RenderedConfig),
-		})
+	s := &poolScope{pool: pool, objs: objs, in: in, id: in.ID()}
+	if published(pool, s.id) {
+		return ctrl.Result{}, r.keepPublished(ctx, s)
 	}
 
-	cur := objs.build(id)
+	cur := objs.build(s.id)
 	if cur == nil {
-		return r.start(ctx, pool, in, objs)
+		return r.start(ctx, s)
 	}
 	obs, err := r.Backend.Observe(ctx, r.Cache, cur)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	ref := fmt.Sprintf("%s %s/%s", r.Backend.Kind(), cur.GetNamespace(), cur.GetName())
-
 	switch obs.Phase {
 	case osbuild.PhasePending, osbuild.PhaseRunning:
-		left := time.Until(cur.GetCreationTimestamp().Add(r.Options.Timeout))
-		if left <= 0 {
-			if err := r.Backend.Stop(ctx, r.Client, cur, osbuild.ReasonTimeout); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, fmt.Errorf("stopping %s after its timeout: %w", ref, err)
-			}
-			r.Recorder.Eventf(pool, cur, corev1.EventTypeWarning, osbuild.ReasonTimeout, "StopBuild",
-				"%s for %s ran longer than %s and was stopped", ref, in.RenderedConfig, r.Options.Timeout)
-			return ctrl.Result{}, r.fail(ctx, pool, objs, id, ref, in, osbuild.Observation{Phase: osbuild.PhaseFailed, Reason: osbuild.ReasonTimeout})
-		}
-		if err := r.prune(ctx, pool, objs, id, false); err != nil {
-			return ctrl.Result{}, err
-		}
-		s := poolState{Type: osbuild.ConditionBuildPending, Reason: osbuild.ReasonPending,
-			Message: fmt.Sprintf("%s builds %s; it waits for the builder to start it.", ref, in.RenderedConfig)}
-		if obs.Phase == osbuild.PhaseRunning {
-			s = poolState{Type: osbuild.ConditionBuilding, Reason: osbuild.ReasonRunning,
-				Message: fmt.Sprintf("%s is building %s into %s.", ref, in.RenderedConfig, in.PushSpec())}
-		}
-		// Come back when the timeout expires; events bring us back sooner.
-		return ctrl.Result{RequeueAfter: left}, r.patchPool(ctx, pool, nil, &s)
-
+		return r.inFlight(ctx, s, cur, ref, obs)
 	case osbuild.PhaseSucceeded:
-		image := in.ImageWithDigest(obs.Digest)
-		// The optimistic lock makes this fail if the pool changed since it
-		// was read: an image is never published for an outdated config.
-		if err := r.patchPool(ctx, pool, map[string]string{
-			osbuild.DesiredOSImageAnnotation:              image,
-			osbuild.NewestImageEquivalentConfigAnnotation: in.RenderedConfig,
-			osbuild.BuildIDAnnotation:                     id,
-		}, &poolState{
-			Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
-			Message: fmt.Sprintf("The layered OS image %s is built from %s.", image, in.RenderedConfig),
-		}); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.Recorder.Eventf(pool, cur, corev1.EventTypeNormal, osbuild.ReasonBuildSucceeded, "Build",
-			"%s built %s from %s", ref, image, in.RenderedConfig)
-		// Published: the build's objects go.
-		return ctrl.Result{}, r.prune(ctx, pool, objs, id, true)
-
+		return ctrl.Result{}, r.publish(ctx, s, cur, ref, obs.Digest)
 	default:
-		return ctrl.Result{}, r.fail(ctx, pool, objs, id, ref, in, obs)
+		return ctrl.Result{}, r.fail(ctx, s, ref, obs)
 	}
 }
 
-// fail reports a failed build on the pool; its objects are kept.
-func (r *Reconciler) fail(ctx context.Context, pool *mcfgv1.MachineConfigPool, objs *ownedObjects, id, ref string, in osbuild.Inputs, obs osbuild.Observation) error {
-	if err := r.prune(ctx, pool, objs, id, false); err != nil {
+// keepPublished holds a pool whose image is built from its current inputs:
+// what is left of builds goes, and the conditions say BuildSuccess.
+func (r *Reconciler) keepPublished(ctx context.Context, s *poolScope) error {
+	if err := r.prune(ctx, s.pool, s.objs, s.id, true); err != nil {
+		return err
+	}
+	return r.patchPool(ctx, s.pool, nil, &poolState{
+		Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
+		Message: fmt.Sprintf("The layered OS image %s is built from %s.", s.pool.Annotations[osbuild.DesiredOSImageAnnotation], s.in.RenderedConfig),
+	})
+}
+
+// inFlight follows the build cur (ref in messages), pending or running: it
+// stops the build once past its timeout, else reports it and comes back at
+// the timeout.
+func (r *Reconciler) inFlight(ctx context.Context, s *poolScope, cur client.Object, ref string, obs osbuild.Observation) (ctrl.Result, error) {
+	left := time.Until(cur.GetCreationTimestamp().Add(r.Options.Timeout))
+	if left <= 0 {
+		if err := r.Backend.Stop(ctx, r.Client, cur, osbuild.ReasonTimeout); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("stopping %s after its timeout: %w", ref, err)
+		}
+		r.Recorder.Eventf(s.pool, cur, corev1.EventTypeWarning, osbuild.ReasonTimeout, "StopBuild",
+			"%s for %s ran longer than %s and was stopped", ref, s.in.RenderedConfig, r.Options.Timeout)
+		return ctrl.Result{}, r.fail(ctx, s, ref, osbuild.Observation{Phase: osbuild.PhaseFailed, Reason: osbuild.ReasonTimeout})
+	}
+	if err := r.prune(ctx, s.pool, s.objs, s.id, false); err != nil {
+		return ctrl.Result{}, err
+	}
+	st := poolState{Type: osbuild.ConditionBuildPending, Reason: osbuild.ReasonPending,
+		Message: fmt.Sprintf("%s builds %s; it waits for the builder to start it.", ref, s.in.RenderedConfig)}
+	if obs.Phase == osbuild.PhaseRunning {
+		st = poolState{Type: osbuild.ConditionBuilding, Reason: osbuild.ReasonRunning,
+			Message: fmt.Sprintf("%s is building %s into %s.", ref, s.in.RenderedConfig, s.in.PushSpec())}
+	}
+	// Come back when the timeout expires; events bring us back sooner.
+	return ctrl.Result{RequeueAfter: left}, r.patchPool(ctx, s.pool, nil, &st)
+}
+
+// publish writes the image that the build cur (ref in messages) pushed,
+// with digest, to the pool, then deletes the build's objects.
+func (r *Reconciler) publish(ctx context.Context, s *poolScope, cur client.Object, ref, digest string) error {
+	image := s.in.ImageWithDigest(digest)
+	// The optimistic lock makes this fail if the pool changed since it
+	// was read: an image is never published for an outdated config.
+	if err := r.patchPool(ctx, s.pool, map[string]string{
+		osbuild.DesiredOSImageAnnotation:              image,
+		osbuild.NewestImageEquivalentConfigAnnotation: s.in.RenderedConfig,
+		osbuild.BuildIDAnnotation:                     s.id,
+	}, &poolState{
+		Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
+		Message: fmt.Sprintf("The layered OS image %s is built from %s.", image, s.in.RenderedConfig),
+	}); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(s.pool, cur, corev1.EventTypeNormal, osbuild.ReasonBuildSucceeded, "Build",
+		"%s built %s from %s", ref, image, s.in.RenderedConfig)
+	// Published: the build's objects go.
+	return r.prune(ctx, s.pool, s.objs, s.id, true)
+}
+
+// fail reports a failed build (ref in messages) on the pool; its objects
+// are kept.
+func (r *Reconciler) fail(ctx context.Context, s *poolScope, ref string, obs osbuild.Observation) error {
+	if err := r.prune(ctx, s.pool, s.objs, s.id, false); err != nil {
 		return err
 	}
 	var what string
@@ -161,14 +189,14 @@ func (r *Reconciler) fail(ctx context.Context, pool *mcfgv1.MachineConfigPool, o
 	if obs.Message != "" {
 		what += ": " + obs.Message
 	}
-	s := poolState{Type: osbuild.ConditionBuildFailed, Reason: obs.Reason,
-		Message: fmt.Sprintf("%s for %s %s. Its objects are kept for debugging; delete the %s to retry.", ref, in.RenderedConfig, what, r.Backend.Kind())}
-	changed := !hasState(pool, s)
-	if err := r.patchPool(ctx, pool, nil, &s); err != nil {
+	st := poolState{Type: osbuild.ConditionBuildFailed, Reason: obs.Reason,
+		Message: fmt.Sprintf("%s for %s %s. Its objects are kept for debugging; delete the %s to retry.", ref, s.in.RenderedConfig, what, r.Backend.Kind())}
+	changed := !hasState(s.pool, st)
+	if err := r.patchPool(ctx, s.pool, nil, &st); err != nil {
 		return err
 	}
 	if changed && obs.Reason != osbuild.ReasonTimeout {
-		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, obs.Reason, "Build", "%s for %s %s", ref, in.RenderedConfig, what)
+		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, obs.Reason, "Build", "%s for %s %s", ref, s.in.RenderedConfig, what)
 	}
 	return nil
 }

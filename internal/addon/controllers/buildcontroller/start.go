@@ -9,14 +9,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
-	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 )
 
 // start validates the inputs that are read only now (Secrets, the rendered
 // MachineConfig), creates the inputs ConfigMap and the build object, and
 // marks the pool BuildPending. Both names are deterministic: an object that
 // already exists (a cache that lags, a restart) is adopted, not duplicated.
-func (r *Reconciler) start(ctx context.Context, pool *mcfgv1.MachineConfigPool, in osbuild.Inputs, objs *ownedObjects) (ctrl.Result, error) {
+func (r *Reconciler) start(ctx context.Context, s *poolScope) (ctrl.Result, error) {
+	pool, in, objs := s.pool, s.in, s.objs
 	if err := r.checkSecrets(ctx, in); err != nil {
 		return r.inputProblem(ctx, pool, objs, err)
 	}

@@ -31,74 +31,18 @@ func convertNetworks(in []mapiv1alpha1.NetworkParam, infra Infra, r *report) []i
 	return out
 }
 
+// convertNetwork makes the ports of one network, in phases: warn about the
+// fields MAPO ignores, build what its ports share, select the network, then
+// make its port (or, with subnets only, one port per subnet).
 func convertNetwork(net *mapiv1alpha1.NetworkParam, p *field.Path, infra Infra, r *report) []infrav1.PortOpts {
-	if net.FixedIP != "" {
-		r.warn(p.Child("fixedIp"), "ignored by MAPO; not converted")
-	}
-	f := net.Filter
-	if f.DeprecatedStatus != "" || f.DeprecatedAdminStateUp != nil || f.DeprecatedShared != nil ||
-		f.DeprecatedMarker != "" || f.DeprecatedLimit != 0 || f.DeprecatedSortKey != "" || f.DeprecatedSortDir != "" {
-		r.warn(p.Child("filter"), "status, adminStateUp, shared, marker, limit, sortKey and sortDir are ignored by MAPO; not converted")
-	}
-
-	// What every port of this network shares.
-	common := infrav1.PortOpts{
-		ResolvedPortSpecFields: infrav1.ResolvedPortSpecFields{
-			AllowedAddressPairs: vipAddressPairs(net.NoAllowedAddressPairs, p, infra, r),
-			EnablePortSecurity:  copyPtr(net.PortSecurity),
-			Profile:             convertProfile(net.Profile, p.Child("profile"), r),
-		},
-	}
-	common.VNICType = nonEmpty(net.VNICType)
-	checkTags(net.PortTags, p.Child("portTags"), r)
-
-	filter := infrav1.NetworkFilter{
-		Name:                f.Name,
-		Description:         f.Description,
-		ProjectID:           cmpOr(f.ProjectID, f.TenantID),
-		FilterByNeutronTags: tagFilter(f.Tags, f.TagsAny, f.NotTags, f.NotTagsAny),
-	}
-	var network *infrav1.NetworkParam
-	switch id := cmpOr(net.UUID, f.ID); {
-	case id != "":
-		idPath := p.Child("uuid")
-		if net.UUID == "" {
-			idPath = p.Child("filter", "id")
-		}
-		if !reflect.DeepEqual(filter, infrav1.NetworkFilter{}) {
-			r.warn(p.Child("filter"), "the network is selected by ID; the filter, which MAPO also matches, is not converted")
-		}
-		id, ok := checkUUID(id, idPath, r)
-		if !ok {
-			return nil
-		}
-		network = &infrav1.NetworkParam{ID: id}
-	case !reflect.DeepEqual(filter, infrav1.NetworkFilter{}):
-		network = &infrav1.NetworkParam{Filter: &filter}
-	case f != (mapiv1alpha1.Filter{}):
-		// Only ignored fields: MAPO would match any network.
-		r.fail(field.Required(p.Child("filter"), "selects no network: only fields MAPO ignores are set"))
+	warnIgnoredNetworkFields(net, p, r)
+	common := networkPortCommon(net, p, infra, r)
+	network, ok := selectNetwork(net, p, r)
+	switch {
+	case !ok:
 		return nil
-	}
-
-	if network == nil {
-		// Subnets only: one port per subnet.
-		if len(net.Subnets) == 0 {
-			r.warn(p, "selects no network and no subnet: MAPO makes no port for it")
-			return nil
-		}
-		var out []infrav1.PortOpts
-		for j := range net.Subnets {
-			sn := &net.Subnets[j]
-			sp := p.Child("subnets").Index(j)
-			port := deepCopyPort(&common)
-			checkTags(sn.PortTags, sp.Child("portTags"), r)
-			port.Tags = neutronTags(append(slices.Clone(net.PortTags), sn.PortTags...))
-			port.FixedIPs = []infrav1.FixedIP{convertSubnet(sn, sp, r)}
-			r.warn(sp, "the port has no network: it is made on the OpenStackCluster's network, which must be the subnet's (MAPO looks the subnet's network up)")
-			out = append(out, port)
-		}
-		return out
+	case network == nil:
+		return subnetPorts(net, &common, p, r)
 	}
 
 	// A network, with one fixed IP per subnet.
@@ -113,6 +57,91 @@ func convertNetwork(net *mapiv1alpha1.NetworkParam, p *field.Path, infra Infra, 
 	}
 	port.Tags = neutronTags(tags)
 	return []infrav1.PortOpts{port}
+}
+
+// warnIgnoredNetworkFields warns about the fields of a network that MAPO
+// ignores.
+func warnIgnoredNetworkFields(net *mapiv1alpha1.NetworkParam, p *field.Path, r *report) {
+	if net.FixedIP != "" {
+		r.warn(p.Child("fixedIp"), "ignored by MAPO; not converted")
+	}
+	f := net.Filter
+	if f.DeprecatedStatus != "" || f.DeprecatedAdminStateUp != nil || f.DeprecatedShared != nil ||
+		f.DeprecatedMarker != "" || f.DeprecatedLimit != 0 || f.DeprecatedSortKey != "" || f.DeprecatedSortDir != "" {
+		r.warn(p.Child("filter"), "status, adminStateUp, shared, marker, limit, sortKey and sortDir are ignored by MAPO; not converted")
+	}
+}
+
+// networkPortCommon is what every port of a network shares: the VIP address
+// pairs, port security, profile and vnicType. It checks the network's
+// portTags, which each port gets with its subnets'.
+func networkPortCommon(net *mapiv1alpha1.NetworkParam, p *field.Path, infra Infra, r *report) infrav1.PortOpts {
+	common := infrav1.PortOpts{
+		ResolvedPortSpecFields: infrav1.ResolvedPortSpecFields{
+			AllowedAddressPairs: vipAddressPairs(net.NoAllowedAddressPairs, p, infra, r),
+			EnablePortSecurity:  copyPtr(net.PortSecurity),
+			Profile:             convertProfile(net.Profile, p.Child("profile"), r),
+		},
+	}
+	common.VNICType = nonEmpty(net.VNICType)
+	checkTags(net.PortTags, p.Child("portTags"), r)
+	return common
+}
+
+// selectNetwork is the network the ports are made on: by ID (uuid, else
+// filter.id), else by filter; nil when only subnets are given. ok is false
+// when the network cannot be converted (reported in r).
+func selectNetwork(net *mapiv1alpha1.NetworkParam, p *field.Path, r *report) (network *infrav1.NetworkParam, ok bool) {
+	f := net.Filter
+	filter := infrav1.NetworkFilter{
+		Name:                f.Name,
+		Description:         f.Description,
+		ProjectID:           cmpOr(f.ProjectID, f.TenantID),
+		FilterByNeutronTags: tagFilter(f.Tags, f.TagsAny, f.NotTags, f.NotTagsAny),
+	}
+	switch id := cmpOr(net.UUID, f.ID); {
+	case id != "":
+		idPath := p.Child("uuid")
+		if net.UUID == "" {
+			idPath = p.Child("filter", "id")
+		}
+		if !reflect.DeepEqual(filter, infrav1.NetworkFilter{}) {
+			r.warn(p.Child("filter"), "the network is selected by ID; the filter, which MAPO also matches, is not converted")
+		}
+		id, ok := checkUUID(id, idPath, r)
+		if !ok {
+			return nil, false
+		}
+		return &infrav1.NetworkParam{ID: id}, true
+	case !reflect.DeepEqual(filter, infrav1.NetworkFilter{}):
+		return &infrav1.NetworkParam{Filter: &filter}, true
+	case f != (mapiv1alpha1.Filter{}):
+		// Only ignored fields: MAPO would match any network.
+		r.fail(field.Required(p.Child("filter"), "selects no network: only fields MAPO ignores are set"))
+		return nil, false
+	}
+	return nil, true
+}
+
+// subnetPorts makes the ports of a network given by subnets only: one port
+// per subnet, with no network.
+func subnetPorts(net *mapiv1alpha1.NetworkParam, common *infrav1.PortOpts, p *field.Path, r *report) []infrav1.PortOpts {
+	if len(net.Subnets) == 0 {
+		r.warn(p, "selects no network and no subnet: MAPO makes no port for it")
+		return nil
+	}
+	var out []infrav1.PortOpts
+	for j := range net.Subnets {
+		sn := &net.Subnets[j]
+		sp := p.Child("subnets").Index(j)
+		port := deepCopyPort(common)
+		checkTags(sn.PortTags, sp.Child("portTags"), r)
+		port.Tags = neutronTags(append(slices.Clone(net.PortTags), sn.PortTags...))
+		port.FixedIPs = []infrav1.FixedIP{convertSubnet(sn, sp, r)}
+		r.warn(sp, "the port has no network: it is made on the OpenStackCluster's network, which must be the subnet's (MAPO looks the subnet's network up)")
+		out = append(out, port)
+	}
+	return out
 }
 
 // convertSubnet makes the fixed IP of a subnet: by ID (uuid, else filter.id)
