@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
-	"github.com/ocp-capi/ocp-capi/test/assisted"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
@@ -50,7 +50,7 @@ func benchOnce(b *testing.B, kind string, qps, i int) {
 	tc := newCluster(t, 3, benchMachines-3, filter)
 	g := NewWithT(b)
 	tc.t, tc.g = t, g
-	sim.HoldAt(tc.aciKey(), assisted.StateReady)
+	sim.HoldAt(tc.aciKey(), hiveextv1beta1.StateReady)
 	defer sim.Release(tc.aciKey())
 	names := make([]string, benchMachines)
 	if kind == "Metal3-LiveISO" {

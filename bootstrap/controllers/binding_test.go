@@ -12,7 +12,7 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
-	"github.com/ocp-capi/ocp-capi/test/assisted"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
 // TestConcurrentRegistrations: every host registers three Agents at the
@@ -35,7 +35,7 @@ func TestConcurrentRegistrations(t *testing.T) {
 	for _, n := range machines[3:] {
 		tc.metal3Machine(n, "workers", machineOpts{})
 	}
-	tc.waitInstallState(assisted.StateAddingHosts)
+	tc.waitInstallState(hiveextv1beta1.StateAddingHosts)
 	// Each of the two duplicates of each host was reported (once) before it
 	// was deleted.
 	g.Eventually(func(g Gomega) {
@@ -73,12 +73,12 @@ func TestConcurrentRegistrations(t *testing.T) {
 func TestDay1Day2Gate(t *testing.T) {
 	tc := newCluster(t, 1, 0, watchValue)
 	g := tc.g
-	sim.HoldAt(tc.aciKey(), assisted.StateInstalling)
+	sim.HoldAt(tc.aciKey(), hiveextv1beta1.StateInstalling)
 	t.Cleanup(func() { sim.Release(tc.aciKey()) })
 	tc.metal3Template("cp", nil)
 	tc.metal3Template("workers", nil)
 	tc.metal3Machine("cp-0", "cp", machineOpts{controlPlane: true})
-	tc.waitInstallState(assisted.StateInstalling)
+	tc.waitInstallState(hiveextv1beta1.StateInstalling)
 
 	tc.metal3Machine("worker-0", "workers", machineOpts{})
 	oac := tc.waitCondition("worker-0", bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.WaitingForInstallCompleteReason)
@@ -91,7 +91,7 @@ func TestDay1Day2Gate(t *testing.T) {
 	g.Expect(k8s.Update(tc.ctx, m)).To(Succeed())
 
 	sim.Release(tc.aciKey())
-	tc.waitInstallState(assisted.StateAddingHosts)
+	tc.waitInstallState(hiveextv1beta1.StateAddingHosts)
 	tc.waitDataSecret("worker-0")
 	iso := ""
 	for _, ie := range tc.infraEnvs() {
@@ -121,13 +121,13 @@ func TestDay1Day2Gate(t *testing.T) {
 func TestWorkerAgentWaitsForDay2(t *testing.T) {
 	tc := newCluster(t, 1, 0, watchValue)
 	g := tc.g
-	sim.HoldAt(tc.aciKey(), assisted.StateInstalling)
+	sim.HoldAt(tc.aciKey(), hiveextv1beta1.StateInstalling)
 	t.Cleanup(func() { sim.Release(tc.aciKey()) })
 	tc.openstackMachine("worker-0", machineOpts{})
 	oac := tc.waitCondition("worker-0", bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.WaitingForInstallCompleteReason)
 	g.Expect(condMessage(oac, bootstrapv1.DataSecretAvailableCondition)).To(ContainSubstring("workerAgents is 0"))
 	tc.openstackMachine("cp-0", machineOpts{controlPlane: true})
-	tc.waitInstallState(assisted.StateInstalling)
+	tc.waitInstallState(hiveextv1beta1.StateInstalling)
 	g.Expect(tc.config("worker-0").Status.DataSecretName).To(BeEmpty(), "no bootstrap data during the day-1 installation")
 	g.Expect(tc.approvedAgentsOf("worker-0")).To(BeEmpty())
 
@@ -148,7 +148,7 @@ func TestWorkerAgentWaitsForDay2(t *testing.T) {
 func TestAgentOfAnotherInfraEnvIsNotBound(t *testing.T) {
 	tc := newCluster(t, 1, 0, watchValue)
 	g := tc.g
-	sim.HoldAt(tc.aciKey(), assisted.StateReady)
+	sim.HoldAt(tc.aciKey(), hiveextv1beta1.StateReady)
 	t.Cleanup(func() { sim.Release(tc.aciKey()) })
 	tc.metal3Template("cp", nil)
 	tc.metal3Machine("cp-0", "cp", machineOpts{controlPlane: true})

@@ -19,7 +19,6 @@ import (
 	bmhv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetalhost/v1alpha1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
-	"github.com/ocp-capi/ocp-capi/test/assisted"
 )
 
 // TestLiveISOOnMetal3 is the seed's flow: three control-plane machines made
@@ -75,7 +74,7 @@ func TestLiveISOOnMetal3(t *testing.T) {
 		g.Expect(tc.config(n).Status.InfraEnvRef.Name).To(Equal("cp-liveiso"))
 	}
 
-	tc.waitInstallState(assisted.StateAddingHosts)
+	tc.waitInstallState(hiveextv1beta1.StateAddingHosts)
 	for _, n := range []string{"cp-0", "cp-1", "cp-2", "worker-0"} {
 		oac := tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 		approved := tc.approvedAgentsOf(n)
@@ -143,7 +142,7 @@ func TestDiscoveryIgnitionOnOpenStack(t *testing.T) {
 		g.Expect(metav1.IsControlledBy(ie, oac)).To(BeTrue())
 		g.Expect(ie.Spec.ImageType).To(Equal(aiv1beta1.ImageTypeFullISO))
 	}
-	tc.waitInstallState(assisted.StateAddingHosts)
+	tc.waitInstallState(hiveextv1beta1.StateAddingHosts)
 	for _, n := range []string{"cp-0", "worker-0"} {
 		tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 		a := tc.approvedAgentsOf(n)
@@ -175,7 +174,7 @@ func TestDiscoveryIgnitionOnMetal3(t *testing.T) {
 	g.Expect(tc.config("cp-0").Status.BootMode).To(Equal(bootstrapv1.BootModeDiscoveryIgnition))
 	image, _, _ := unstructured.NestedMap(tc.metal3("Metal3Machine", "cp-0").Object, "spec", "image")
 	g.Expect(image).To(Equal(rhcos), "the disk image is not touched")
-	tc.waitInstallState(assisted.StateAddingHosts)
+	tc.waitInstallState(hiveextv1beta1.StateAddingHosts)
 	tc.waitCondition("cp-0", bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 	g.Expect(tc.approvedAgentsOf("cp-0")[0].Labels[aiv1beta1.InfraEnvNameLabel]).To(Equal("cp-0"))
 }

@@ -17,7 +17,6 @@ import (
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
-	"github.com/ocp-capi/ocp-capi/test/assisted"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
@@ -68,7 +67,7 @@ func TestDeletion(t *testing.T) {
 	// ready: the machines boot and their Agents are approved.
 	ready := func(t *testing.T) *testCluster {
 		tc := newCluster(t, 2, 0, watchValue)
-		sim.HoldAt(tc.aciKey(), assisted.StateReady) // installs nothing: hosts stay known
+		sim.HoldAt(tc.aciKey(), hiveextv1beta1.StateReady) // installs nothing: hosts stay known
 		t.Cleanup(func() { sim.Release(tc.aciKey()) })
 		tc.openstackMachine("os-0", machineOpts{controlPlane: true})
 		tc.metal3Template("cp", nil)
@@ -199,7 +198,7 @@ func TestRestart(t *testing.T) {
 
 	stopB, err := startBootstrap(ctx, env.Config, filter)
 	g.Expect(err).NotTo(HaveOccurred())
-	tc.waitInstallState(assisted.StateAddingHosts)
+	tc.waitInstallState(hiveextv1beta1.StateAddingHosts)
 	for _, n := range machines {
 		tc.waitCondition(n, bootstrapv1.AgentApprovedCondition, metav1.ConditionTrue, bootstrapv1.AgentApprovedReason)
 		g.Expect(tc.approvedAgentsOf(n)).To(HaveLen(1), n)

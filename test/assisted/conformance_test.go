@@ -150,7 +150,21 @@ func checkUpstream(t *testing.T, tb mdTable, col int) {
 // prefix, by value, read from its sources: the model's vocabulary.
 func constants(t *testing.T, prefix string) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
+	return constantsIn(t, ".", prefix)
+}
+
+// clusterStates are the cluster states the simulator enters: assisted-service's
+// (hiveextv1beta1.State*, read from their source) but the unknownStates.
+func clusterStates(t *testing.T) []string {
+	t.Helper()
+	all := constantsIn(t, filepath.Join("..", "..", "internal", "consumed", "hiveext", "v1beta1"), "State")
+	return slices.DeleteFunc(all, func(s string) bool { return slices.Contains(unknownStates, s) })
+}
+
+// constantsIn is constants for the package in dir.
+func constantsIn(t *testing.T, dir, prefix string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +380,7 @@ func clusterRows(t *testing.T) []clusterRow {
 func TestClusterTransitionsTable(t *testing.T) {
 	t.Parallel()
 	rows := clusterRows(t)
-	states := constants(t, "State")
+	states := clusterStates(t)
 
 	// Rules: the table's are the model's, no more, no less.
 	rules := constants(t, "rule")
@@ -504,7 +518,7 @@ func (r hostRow) want(h host) (string, aiv1beta1.HostStage) {
 
 func TestHostTransitionsTable(t *testing.T) {
 	rows := hostRows(t)
-	clusterStates := constants(t, "State")
+	clusterStates := clusterStates(t)
 	hostStates := append(constants(t, "Host"), "")
 	stages := append(constants(t, "stage"), "")
 
@@ -568,7 +582,7 @@ func TestHostTransitionsTable(t *testing.T) {
 // --- state info ---
 
 func TestStateInfoTables(t *testing.T) {
-	clusterStates := constants(t, "State")
+	clusterStates := clusterStates(t)
 	tb := table(t, "State info", 0, 4)
 	checkUpstream(t, tb, 3)
 	covered := map[string]bool{}
@@ -719,7 +733,7 @@ func findInstallCond(conds []hivev1.ClusterInstallCondition, typ string) *hivev1
 
 func TestAgentClusterInstallConditionsTable(t *testing.T) {
 	t.Parallel()
-	states := constants(t, "State")
+	states := clusterStates(t)
 	rows := condRows(t, "AgentClusterInstall conditions", states)
 
 	// Rows → model.
@@ -867,12 +881,12 @@ func TestReadyWaitsForAgents(t *testing.T) {
 	f := base()
 	f.want.WorkerAgents = 2
 
-	state, rule := nextState(StateInsufficient, f)
-	if state != StateReady || rule != ruleValidationsPass {
+	state, rule := nextState(hiveextv1beta1.StateInsufficient, f)
+	if state != hiveextv1beta1.StateReady || rule != ruleValidationsPass {
 		t.Fatalf("control plane known, workers missing: %q by %q, want ready", state, rule)
 	}
 	state, rule = nextState(state, f)
-	if state != StateReady || rule != ruleRequirementsUnmet {
+	if state != hiveextv1beta1.StateReady || rule != ruleRequirementsUnmet {
 		t.Fatalf("ready with workers missing: %q by %q, want ready by %s", state, rule, ruleRequirementsUnmet)
 	}
 	c := installCondition(t, state, f, "RequirementsMet")
@@ -888,7 +902,7 @@ func TestReadyWaitsForAgents(t *testing.T) {
 	// The workers register and are known; one is not approved yet.
 	f.hosts = append(f.hosts, hostsIn(5, HostKnown, "")[3:]...)
 	f.hosts[4].approved = false
-	if state, rule = nextState(state, f); state != StateReady || rule != ruleRequirementsUnmet {
+	if state, rule = nextState(state, f); state != hiveextv1beta1.StateReady || rule != ruleRequirementsUnmet {
 		t.Fatalf("one Agent unapproved: %q by %q, want ready", state, rule)
 	}
 	c = installCondition(t, state, f, "RequirementsMet")
@@ -898,7 +912,7 @@ func TestReadyWaitsForAgents(t *testing.T) {
 	}
 
 	f.hosts[4].approved = true
-	if state, rule = nextState(state, f); state != StatePreparingForInstallation || rule != ruleRequirementsMet {
+	if state, rule = nextState(state, f); state != hiveextv1beta1.StatePreparingForInstallation || rule != ruleRequirementsMet {
 		t.Fatalf("all approved: %q by %q, want preparing-for-installation", state, rule)
 	}
 }
@@ -915,7 +929,7 @@ func run(t *testing.T, state string, f *facts, until string, each func(state str
 		for i := range f.hosts {
 			f.hosts[i].state, f.hosts[i].stage = nextHost(next, f.hosts[i])
 		}
-		if next == StateInstalled {
+		if next == hiveextv1beta1.StateInstalled {
 			f.cdInstalled = true
 		}
 		f.prepared = preparedBefore(installConditions(next, *f))
@@ -939,15 +953,15 @@ func TestInstallRun(t *testing.T) {
 	f.want.WorkerAgents = 2
 	f.hosts = hostsIn(5, HostDiscovering, "")
 	late := false
-	states := run(t, "", &f, StateAddingHosts, func(state string) {
-		if state == StateInstalling && !late {
+	states := run(t, "", &f, hiveextv1beta1.StateAddingHosts, func(state string) {
+		if state == hiveextv1beta1.StateInstalling && !late {
 			// A worker boots during the installation: refused until
 			// the cluster takes day-2 hosts.
 			late = true
 			f.hosts = append(f.hosts, host{name: "late", state: HostDiscovering, role: aiv1beta1.HostRoleAutoAssign, approved: true})
 		}
 	})
-	want := []string{StateInsufficient, StateReady, StatePreparingForInstallation, StateInstalling, StateFinalizing, StateInstalled, StateAddingHosts}
+	want := []string{hiveextv1beta1.StateInsufficient, hiveextv1beta1.StateReady, hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling, hiveextv1beta1.StateFinalizing, hiveextv1beta1.StateInstalled, hiveextv1beta1.StateAddingHosts}
 	if !slices.Equal(states, want) {
 		t.Errorf("states %v, want %v", states, want)
 	}
@@ -956,7 +970,7 @@ func TestInstallRun(t *testing.T) {
 			t.Errorf("day-1 host %s: %s/%s", h.name, h.state, h.stage)
 		}
 	}
-	if c := installCondition(t, StateAddingHosts, f, "Completed"); c.Message != "The installation has completed: Cluster is installed" {
+	if c := installCondition(t, hiveextv1beta1.StateAddingHosts, f, "Completed"); c.Message != "The installation has completed: Cluster is installed" {
 		t.Errorf("Completed after a day-1 installation: %q", c.Message)
 	}
 	// The late worker registered with the move to adding-hosts, and is
@@ -965,7 +979,7 @@ func TestInstallRun(t *testing.T) {
 		t.Errorf("late host in adding-hosts: %s", h.state)
 	}
 	for range 3 {
-		run(t, StateAddingHosts, &f, StateAddingHosts, nil)
+		run(t, hiveextv1beta1.StateAddingHosts, &f, hiveextv1beta1.StateAddingHosts, nil)
 	}
 	if h := f.hosts[5]; h.state != HostAddedToExistingCluster || h.stage != stageDone {
 		t.Errorf("late host: %s/%s, want added-to-existing-cluster", h.state, h.stage)
@@ -977,8 +991,8 @@ func TestInstallRun(t *testing.T) {
 func TestFailureAndReset(t *testing.T) {
 	f := base()
 	f.failure = "boom"
-	states := run(t, StateReady, &f, StateError, nil)
-	if want := []string{StatePreparingForInstallation, StateInstalling, StateError}; !slices.Equal(states, want) {
+	states := run(t, hiveextv1beta1.StateReady, &f, hiveextv1beta1.StateError, nil)
+	if want := []string{hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling, hiveextv1beta1.StateError}; !slices.Equal(states, want) {
 		t.Errorf("states %v, want %v", states, want)
 	}
 	for _, h := range f.hosts {
@@ -986,14 +1000,14 @@ func TestFailureAndReset(t *testing.T) {
 			t.Errorf("host %s: %s, want error", h.name, h.state)
 		}
 	}
-	if c := installCondition(t, StateError, f, "Failed"); c.Message != "The installation failed: boom" {
+	if c := installCondition(t, hiveextv1beta1.StateError, f, "Failed"); c.Message != "The installation failed: boom" {
 		t.Errorf("Failed: %q", c.Message)
 	}
 	f.failure = ""
-	if states = run(t, StateError, &f, StateReady, nil); states[0] != StateInsufficient {
+	if states = run(t, hiveextv1beta1.StateError, &f, hiveextv1beta1.StateReady, nil); states[0] != hiveextv1beta1.StateInsufficient {
 		t.Errorf("after the release: %v", states)
 	}
-	if c := installCondition(t, StateReady, f, condLastPreparationFailed); c.Reason != reasonPreparationOK {
+	if c := installCondition(t, hiveextv1beta1.StateReady, f, condLastPreparationFailed); c.Reason != reasonPreparationOK {
 		t.Errorf("a reset keeps the successful preparation: %q", c.Reason)
 	}
 }
@@ -1003,14 +1017,14 @@ func TestFailureAndReset(t *testing.T) {
 func TestImportOnlyUnregistered(t *testing.T) {
 	f := base()
 	f.cdInstalled = true
-	if s, r := nextState("", f); s != StateAddingHosts || r != ruleImported {
+	if s, r := nextState("", f); s != hiveextv1beta1.StateAddingHosts || r != ruleImported {
 		t.Errorf("new: %q by %q", s, r)
 	}
-	if c := installCondition(t, StateAddingHosts, f, "Completed"); c.Message != "The installation has completed: cluster is adding hosts to existing OCP cluster" {
+	if c := installCondition(t, hiveextv1beta1.StateAddingHosts, f, "Completed"); c.Message != "The installation has completed: cluster is adding hosts to existing OCP cluster" {
 		t.Errorf("imported Completed: %q", c.Message)
 	}
-	for _, s := range []string{StateInsufficient, StateReady} {
-		if got, _ := nextState(s, f); got == StateAddingHosts {
+	for _, s := range []string{hiveextv1beta1.StateInsufficient, hiveextv1beta1.StateReady} {
+		if got, _ := nextState(s, f); got == hiveextv1beta1.StateAddingHosts {
 			t.Errorf("from %q: imported", s)
 		}
 	}
@@ -1038,39 +1052,39 @@ func TestRuleConditions(t *testing.T) {
 		f          facts
 		want       string
 	}{
-		{"every host prepared", StatePreparingForInstallation, cp3w3(HostPreparingSuccessful, ""), ruleHostsPrepared},
-		{"one host still preparing", StatePreparingForInstallation, with(cp3w3(HostPreparingSuccessful, ""), func(f *facts) {
+		{"every host prepared", hiveextv1beta1.StatePreparingForInstallation, cp3w3(HostPreparingSuccessful, ""), ruleHostsPrepared},
+		{"one host still preparing", hiveextv1beta1.StatePreparingForInstallation, with(cp3w3(HostPreparingSuccessful, ""), func(f *facts) {
 			f.hosts[4].state = HostPreparingForInstallation
 		}), ruleHostsPreparing},
-		{"a refused registration does not count", StatePreparingForInstallation, with(cp3w3(HostPreparingSuccessful, ""), discovering), ruleHostsPrepared},
-		{"every host installed", StateInstalling, cp3w3(HostInstalled, stageDone), ruleEnoughInstalled},
-		{"a control-plane host not installed", StateInstalling, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
+		{"a refused registration does not count", hiveextv1beta1.StatePreparingForInstallation, with(cp3w3(HostPreparingSuccessful, ""), discovering), ruleHostsPrepared},
+		{"every host installed", hiveextv1beta1.StateInstalling, cp3w3(HostInstalled, stageDone), ruleEnoughInstalled},
+		{"a control-plane host not installed", hiveextv1beta1.StateInstalling, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
 			f.hosts[1].state, f.hosts[1].stage = HostInstallingInProgress, stageRebooting
 		}), ruleHostsInstalling},
-		{"two of three workers installed", StateInstalling, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
+		{"two of three workers installed", hiveextv1beta1.StateInstalling, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
 			f.hosts[5].state, f.hosts[5].stage = HostInstallingInProgress, stageRebooting
 		}), ruleEnoughInstalled},
-		{"one of three workers installed", StateInstalling, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
+		{"one of three workers installed", hiveextv1beta1.StateInstalling, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
 			for _, i := range []int{4, 5} {
 				f.hosts[i].state, f.hosts[i].stage = HostInstallingInProgress, stageRebooting
 			}
 		}), ruleHostsInstalling},
-		{"single node installed", StateInstalling, facts{want: hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 1},
+		{"single node installed", hiveextv1beta1.StateInstalling, facts{want: hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 1},
 			hosts: hostsIn(1, HostInstalled, stageDone)}, ruleEnoughInstalled},
-		{"a worker still installing", StateFinalizing, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
+		{"a worker still installing", hiveextv1beta1.StateFinalizing, with(cp3w3(HostInstalled, stageDone), func(f *facts) {
 			f.hosts[5].state, f.hosts[5].stage = HostInstallingInProgress, stageRebooting
 		}), ruleFinalizing},
-		{"every host done", StateFinalizing, with(cp3w3(HostInstalled, stageDone), discovering), ruleHostsDone},
-		{"two control-plane hosts without an arbiter", StateInsufficient, facts{want: hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 2},
+		{"every host done", hiveextv1beta1.StateFinalizing, with(cp3w3(HostInstalled, stageDone), discovering), ruleHostsDone},
+		{"two control-plane hosts without an arbiter", hiveextv1beta1.StateInsufficient, facts{want: hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 2},
 			hosts: hostsIn(2, HostKnown, "")}, ruleValidationsFail},
-		{"a single node with a worker", StateInsufficient, facts{want: hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 1, WorkerAgents: 1},
+		{"a single node with a worker", hiveextv1beta1.StateInsufficient, facts{want: hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 1, WorkerAgents: 1},
 			hosts: hostsIn(2, HostKnown, "")}, ruleValidationsFail},
-		{"a host preparing counts as ready to install", StateInsufficient, with(base(), func(f *facts) {
+		{"a host preparing counts as ready to install", hiveextv1beta1.StateInsufficient, with(base(), func(f *facts) {
 			f.hosts[0].state = HostPreparingSuccessful
 		}), ruleValidationsPass},
-		{"an Agent with a spec error", StateReady, with(base(), func(f *facts) { f.hosts[0].unsynced = true }), ruleRequirementsUnmet},
-		{"a failure before installing waits", StateReady, with(base(), func(f *facts) { f.failure = "boom" }), ruleRequirementsMet},
-		{"held in ready still validates", StateReady, with(base(), func(f *facts) { f.held = true; discovering(f) }), ruleValidationsFail},
+		{"an Agent with a spec error", hiveextv1beta1.StateReady, with(base(), func(f *facts) { f.hosts[0].unsynced = true }), ruleRequirementsUnmet},
+		{"a failure before installing waits", hiveextv1beta1.StateReady, with(base(), func(f *facts) { f.failure = "boom" }), ruleRequirementsMet},
+		{"held in ready still validates", hiveextv1beta1.StateReady, with(base(), func(f *facts) { f.held = true; discovering(f) }), ruleValidationsFail},
 	} {
 		if _, rule := nextState(c.from, c.f); rule != c.want {
 			t.Errorf("%s: from %q by %q, want %q", c.name, c.from, rule, c.want)

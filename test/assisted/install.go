@@ -23,20 +23,6 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// AgentClusterInstall states (status.debugInfo.state), as assisted-service
-// names them.
-const (
-	StateInsufficient             = "insufficient"
-	StatePendingForInput          = "pending-for-input"
-	StateReady                    = "ready"
-	StatePreparingForInstallation = "preparing-for-installation"
-	StateInstalling               = "installing"
-	StateFinalizing               = "finalizing"
-	StateInstalled                = "installed"
-	StateAddingHosts              = "adding-hosts"
-	StateError                    = "error"
-)
-
 type installReconciler struct {
 	s *Simulator
 	c client.Client
@@ -119,7 +105,7 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if next == StateInstalled && state != StateInstalled {
+	if next == hiveextv1beta1.StateInstalled && state != hiveextv1beta1.StateInstalled {
 		// The installed cluster, with its ClusterVersion, exists before
 		// its admin kubeconfig is published.
 		version, err := r.s.installVersion(ctx, aci)
@@ -142,7 +128,7 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	// assisted-service polls; the simulator steps while something moves
 	// and otherwise waits for an Agent, the ClusterDeployment or a knob.
-	if (next != state || moved) && rule != ruleHeld && next != StateError {
+	if (next != state || moved) && rule != ruleHeld && next != hiveextv1beta1.StateError {
 		return ctrl.Result{RequeueAfter: r.s.step()}, nil
 	}
 	return ctrl.Result{}, nil
@@ -188,7 +174,7 @@ func (r *installReconciler) moveHosts(ctx context.Context, agents []aiv1beta1.Ag
 			bootstrapHost = a.Name
 		}
 	}
-	if bootstrapHost == "" && clusterState == StatePreparingForInstallation {
+	if bootstrapHost == "" && clusterState == hiveextv1beta1.StatePreparingForInstallation {
 		for _, h := range f.hosts {
 			if roles[h.name] == aiv1beta1.HostRoleMaster && h.approved && h.state == HostKnown && (bootstrapHost == "" || h.name < bootstrapHost) {
 				bootstrapHost = h.name
@@ -314,7 +300,7 @@ func (r *installReconciler) setStatus(aci *hiveextv1beta1.AgentClusterInstall, s
 	st.DebugInfo.State = state
 	st.DebugInfo.StateInfo = clusterStateInfo(state, f)
 	clusterID := uuid5("cluster/" + string(aci.UID))
-	if state != StateInstalled {
+	if state != hiveextv1beta1.StateInstalled {
 		// Upstream publishes the URLs while the cluster is not installed.
 		st.DebugInfo.EventsURL = r.s.baseURL + restPrefix + "/events?cluster_id=" + clusterID
 		st.DebugInfo.LogsURL = r.s.baseURL + restPrefix + "/clusters/" + clusterID + "/logs"

@@ -215,7 +215,7 @@ func requirements(f facts) (ok bool, reason, message string) {
 }
 
 func preInstall(state string) bool {
-	return state == StateInsufficient || state == StateReady || state == StatePendingForInput
+	return state == hiveextv1beta1.StateInsufficient || state == hiveextv1beta1.StateReady || state == hiveextv1beta1.StatePendingForInput
 }
 
 // acceptsRegistration: the cluster states in which a new host may register
@@ -223,7 +223,7 @@ func preInstall(state string) bool {
 // registration is refused and retried, so a host the simulator registered
 // meanwhile stays discovering and is no host of the cluster yet.
 func acceptsRegistration(state string) bool {
-	return preInstall(state) || state == StateAddingHosts
+	return preInstall(state) || state == hiveextv1beta1.StateAddingHosts
 }
 
 // registered are the cluster's hosts as upstream's database has them once
@@ -279,36 +279,36 @@ func enoughInstalled(f facts) bool {
 // chose it.
 func nextState(state string, f facts) (string, string) {
 	switch {
-	case state == StateError && f.failure != "":
-		return StateError, ruleFailedStays
-	case (state == StateInstalling || state == StateFinalizing) && f.failure != "":
+	case state == hiveextv1beta1.StateError && f.failure != "":
+		return hiveextv1beta1.StateError, ruleFailedStays
+	case (state == hiveextv1beta1.StateInstalling || state == hiveextv1beta1.StateFinalizing) && f.failure != "":
 		// Upstream reaches error only from a running installation; an
 		// injected failure waits for one.
-		return StateError, ruleFailure
+		return hiveextv1beta1.StateError, ruleFailure
 	case state == "" && f.cdInstalled:
-		return StateAddingHosts, ruleImported
+		return hiveextv1beta1.StateAddingHosts, ruleImported
 	case state == "":
-		return StateInsufficient, ruleRegistered
+		return hiveextv1beta1.StateInsufficient, ruleRegistered
 	case preInstall(state):
 		if len(validationFailures(f)) > 0 {
-			return StateInsufficient, ruleValidationsFail
+			return hiveextv1beta1.StateInsufficient, ruleValidationsFail
 		}
-		if state != StateReady {
-			return StateReady, ruleValidationsPass
+		if state != hiveextv1beta1.StateReady {
+			return hiveextv1beta1.StateReady, ruleValidationsPass
 		}
 		if f.held {
-			return StateReady, ruleHeld
+			return hiveextv1beta1.StateReady, ruleHeld
 		}
 		if ok, _, _ := requirements(f); !ok {
-			return StateReady, ruleRequirementsUnmet
+			return hiveextv1beta1.StateReady, ruleRequirementsUnmet
 		}
 		if f.holdInstallation {
-			return StateReady, ruleOnHold
+			return hiveextv1beta1.StateReady, ruleOnHold
 		}
-		return StatePreparingForInstallation, ruleRequirementsMet
+		return hiveextv1beta1.StatePreparingForInstallation, ruleRequirementsMet
 	}
 	switch state {
-	case StatePreparingForInstallation, StateInstalling, StateFinalizing, StateInstalled, StateAddingHosts, StateError:
+	case hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling, hiveextv1beta1.StateFinalizing, hiveextv1beta1.StateInstalled, hiveextv1beta1.StateAddingHosts, hiveextv1beta1.StateError:
 		if f.held {
 			return state, ruleHeld
 		}
@@ -316,31 +316,31 @@ func nextState(state string, f facts) (string, string) {
 		return state, ruleUnknownStateKept
 	}
 	switch state {
-	case StatePreparingForInstallation:
+	case hiveextv1beta1.StatePreparingForInstallation:
 		if all(registered(f), func(h host) bool { return h.state == HostPreparingSuccessful }) {
-			return StateInstalling, ruleHostsPrepared
+			return hiveextv1beta1.StateInstalling, ruleHostsPrepared
 		}
 		return state, ruleHostsPreparing
-	case StateInstalling:
+	case hiveextv1beta1.StateInstalling:
 		if enoughInstalled(f) {
-			return StateFinalizing, ruleEnoughInstalled
+			return hiveextv1beta1.StateFinalizing, ruleEnoughInstalled
 		}
 		return state, ruleHostsInstalling
-	case StateFinalizing:
+	case hiveextv1beta1.StateFinalizing:
 		if all(registered(f), func(h host) bool { return h.state == HostInstalled || h.state == HostError }) {
-			return StateInstalled, ruleHostsDone
+			return hiveextv1beta1.StateInstalled, ruleHostsDone
 		}
 		return state, ruleFinalizing
-	case StateInstalled:
+	case hiveextv1beta1.StateInstalled:
 		if f.cdInstalled {
-			return StateAddingHosts, ruleDay2
+			return hiveextv1beta1.StateAddingHosts, ruleDay2
 		}
 		return state, ruleMetadataPending
-	case StateAddingHosts:
+	case hiveextv1beta1.StateAddingHosts:
 		return state, ruleAddingHosts
 	}
 	// error, released.
-	return StateInsufficient, ruleReset
+	return hiveextv1beta1.StateInsufficient, ruleReset
 }
 
 // nextHost is one step of a host while the cluster moves to clusterState:
@@ -354,7 +354,7 @@ func nextHost(clusterState string, h host) (string, aiv1beta1.HostStage) {
 			return HostKnown, ""
 		}
 		return HostDiscovering, ""
-	case clusterState == StateError:
+	case clusterState == hiveextv1beta1.StateError:
 		switch h.state {
 		case HostInstalling, HostInstallingInProgress, HostInstalled:
 			return HostError, h.stage
@@ -364,7 +364,7 @@ func nextHost(clusterState string, h host) (string, aiv1beta1.HostStage) {
 			// A reset: the host boots the discovery image again.
 			return HostDiscovering, ""
 		}
-	case clusterState == StatePreparingForInstallation:
+	case clusterState == hiveextv1beta1.StatePreparingForInstallation:
 		// Approval is not looked at: it gates the start of the
 		// installation (and day-2 hosts), not the hosts it takes.
 		switch h.state {
@@ -373,9 +373,9 @@ func nextHost(clusterState string, h host) (string, aiv1beta1.HostStage) {
 		case HostPreparingForInstallation:
 			return HostPreparingSuccessful, ""
 		}
-	case clusterState == StateInstalling || clusterState == StateFinalizing:
+	case clusterState == hiveextv1beta1.StateInstalling || clusterState == hiveextv1beta1.StateFinalizing:
 		switch {
-		case h.state == HostPreparingSuccessful && clusterState == StateInstalling:
+		case h.state == HostPreparingSuccessful && clusterState == hiveextv1beta1.StateInstalling:
 			return HostInstalling, stageStarting
 		case h.state == HostInstalling:
 			return HostInstallingInProgress, stageWriting
@@ -384,7 +384,7 @@ func nextHost(clusterState string, h host) (string, aiv1beta1.HostStage) {
 		case h.state == HostInstallingInProgress && h.stage == stageRebooting:
 			return HostInstalled, stageDone
 		}
-	case clusterState == StateAddingHosts:
+	case clusterState == hiveextv1beta1.StateAddingHosts:
 		switch {
 		case h.state == HostKnown && h.approved:
 			return HostInstalling, stageStarting
@@ -478,36 +478,36 @@ func agentConditions(state string, approved bool, stateInfo string) []aiv1beta1.
 // clusterStateInfo is the AgentClusterInstall's status.debugInfo.stateInfo.
 func clusterStateInfo(state string, f facts) string {
 	switch state {
-	case StateInsufficient:
+	case hiveextv1beta1.StateInsufficient:
 		return "Cluster is not ready for install"
-	case StatePendingForInput:
+	case hiveextv1beta1.StatePendingForInput:
 		return "User input required"
-	case StateReady:
+	case hiveextv1beta1.StateReady:
 		return "Cluster ready to be installed"
-	case StatePreparingForInstallation:
+	case hiveextv1beta1.StatePreparingForInstallation:
 		return "Preparing cluster for installation"
-	case StateInstalling:
+	case hiveextv1beta1.StateInstalling:
 		return "Installation in progress"
-	case StateFinalizing:
+	case hiveextv1beta1.StateFinalizing:
 		return "Finalizing cluster installation"
-	case StateInstalled:
+	case hiveextv1beta1.StateInstalled:
 		return "Cluster is installed"
-	case StateAddingHosts:
+	case hiveextv1beta1.StateAddingHosts:
 		if f.prepared {
 			// Installed here: turning the cluster into a day-2 one
 			// changes its state, not its state info.
 			return "Cluster is installed"
 		}
 		return "cluster is adding hosts to existing OCP cluster"
-	case StateError:
+	case hiveextv1beta1.StateError:
 		return f.failure
 	}
 	return ""
 }
 
 func clusterProgress(state string) int64 {
-	return map[string]int64{StatePreparingForInstallation: 5, StateInstalling: 30, StateFinalizing: 90,
-		StateInstalled: 100, StateAddingHosts: 100}[state]
+	return map[string]int64{hiveextv1beta1.StatePreparingForInstallation: 5, hiveextv1beta1.StateInstalling: 30, hiveextv1beta1.StateFinalizing: 90,
+		hiveextv1beta1.StateInstalled: 100, hiveextv1beta1.StateAddingHosts: 100}[state]
 }
 
 func installCond(t string, s corev1.ConditionStatus, reason, msg string) hivev1.ClusterInstallCondition {
@@ -540,59 +540,59 @@ func installConditions(state string, f facts) []hivev1.ClusterInstallCondition {
 	info := clusterStateInfo(state, f)
 	var req, validated, completed, failed, stopped, lastPrep hivev1.ClusterInstallCondition
 	switch state {
-	case StateReady:
+	case hiveextv1beta1.StateReady:
 		ok, reason, msg := requirements(f)
 		status := corev1.ConditionFalse
 		if ok {
 			status = corev1.ConditionTrue
 		}
 		req = installCond("RequirementsMet", status, reason, msg)
-	case StateInsufficient, StatePendingForInput:
+	case hiveextv1beta1.StateInsufficient, hiveextv1beta1.StatePendingForInput:
 		req = installCond("RequirementsMet", corev1.ConditionFalse, "ClusterNotReady", "The cluster is not ready to begin the installation")
-	case StatePreparingForInstallation, StateInstalling, StateFinalizing, StateAddingHosts:
+	case hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling, hiveextv1beta1.StateFinalizing, hiveextv1beta1.StateAddingHosts:
 		req = installCond("RequirementsMet", corev1.ConditionTrue, "ClusterAlreadyInstalling", "The cluster requirements are met")
 	default: // installed, error
 		req = installCond("RequirementsMet", corev1.ConditionTrue, "ClusterInstallationStopped", "The cluster installation stopped")
 	}
 	switch state {
-	case StateInsufficient:
+	case hiveextv1beta1.StateInsufficient:
 		validated = installCond("Validated", corev1.ConditionFalse, "ValidationsFailing",
 			"The cluster's validations are failing: "+strings.Join(validationFailures(f), ","))
-	case StatePendingForInput:
+	case hiveextv1beta1.StatePendingForInput:
 		validated = installCond("Validated", corev1.ConditionFalse, "ValidationsUserPending",
 			"The cluster's validations are pending for user: "+strings.Join(validationFailures(f), ","))
 	default:
 		validated = installCond("Validated", corev1.ConditionTrue, "ValidationsPassing", "The cluster's validations are passing")
 	}
 	switch state {
-	case StateInstalled, StateAddingHosts:
+	case hiveextv1beta1.StateInstalled, hiveextv1beta1.StateAddingHosts:
 		completed = installCond("Completed", corev1.ConditionTrue, "InstallationCompleted", "The installation has completed: "+info)
-	case StateError:
+	case hiveextv1beta1.StateError:
 		completed = installCond("Completed", corev1.ConditionFalse, "InstallationFailed", "The installation has failed: "+info)
-	case StateReady:
+	case hiveextv1beta1.StateReady:
 		completed = installCond("Completed", corev1.ConditionFalse, "InstallationNotStarted", "The installation has not yet started")
 		if f.holdInstallation {
 			completed = installCond("Completed", corev1.ConditionFalse, "InstallationOnHold",
 				"The installation is on hold. To unhold set holdInstallation to false")
 		}
-	case StateInsufficient, StatePendingForInput:
+	case hiveextv1beta1.StateInsufficient, hiveextv1beta1.StatePendingForInput:
 		completed = installCond("Completed", corev1.ConditionFalse, "InstallationNotStarted", "The installation has not yet started")
 	default:
 		completed = installCond("Completed", corev1.ConditionFalse, "InstallationInProgress", "The installation is in progress: "+info)
 	}
-	if state == StateError {
+	if state == hiveextv1beta1.StateError {
 		failed = installCond("Failed", corev1.ConditionTrue, "InstallationFailed", "The installation failed: "+info)
 		stopped = installCond("Stopped", corev1.ConditionTrue, "InstallationFailed", "The installation has stopped due to error")
 	} else {
 		failed = installCond("Failed", corev1.ConditionFalse, "InstallationNotFailed", "The installation has not failed")
 		stopped = installCond("Stopped", corev1.ConditionFalse, "InstallationNotStopped", "The installation is waiting to start or in progress")
-		if state == StateInstalled || state == StateAddingHosts {
+		if state == hiveextv1beta1.StateInstalled || state == hiveextv1beta1.StateAddingHosts {
 			stopped = installCond("Stopped", corev1.ConditionTrue, "InstallationCompleted", "The installation has stopped because it completed successfully")
 		}
 	}
 	// A preparation succeeds before installing; a reset keeps the record.
 	switch {
-	case f.prepared || state == StateInstalling || state == StateFinalizing || state == StateInstalled || state == StateError:
+	case f.prepared || state == hiveextv1beta1.StateInstalling || state == hiveextv1beta1.StateFinalizing || state == hiveextv1beta1.StateInstalled || state == hiveextv1beta1.StateError:
 		lastPrep = installCond(condLastPreparationFailed, corev1.ConditionFalse, reasonPreparationOK, "")
 	default:
 		lastPrep = installCond(condLastPreparationFailed, corev1.ConditionFalse, reasonPreparationPending, "")

@@ -23,22 +23,6 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// AgentClusterInstall states (status.debugInfo.state), as assisted-service
-// names them.
-const (
-	StateInsufficient             = "insufficient"
-	StatePendingForInput          = "pending-for-input"
-	StateReady                    = "ready"
-	StatePreparingForInstallation = "preparing-for-installation"
-	StateInstalling               = "installing"
-	StateInstallingPendingUser    = "installing-pending-user-action"
-	StateFinalizing               = "finalizing"
-	StateInstalled                = "installed"
-	StateAddingHosts              = "adding-hosts"
-	StateError                    = "error"
-	StateCancelled                = "cancelled"
-)
-
 // Reasons of the AgentClusterInstall's Completed condition that this
 // package reads, as assisted-service sets them.
 const (
@@ -77,25 +61,25 @@ const (
 func WorkerMayJoin(aci *hiveextv1beta1.AgentClusterInstall) (bool, string) {
 	status := aci.Status
 	state := status.DebugInfo.State
-	if aci.Spec.ProvisionRequirements.WorkerAgents == 0 && state != StateAddingHosts {
+	if aci.Spec.ProvisionRequirements.WorkerAgents == 0 && state != hiveextv1beta1.StateAddingHosts {
 		return false, fmt.Sprintf("the cluster's day-1 installation takes no workers (provisionRequirements.workerAgents is 0); "+
-			"this worker joins as a day-2 host once the AgentClusterInstall reaches %q (state %q)", StateAddingHosts, state)
+			"this worker joins as a day-2 host once the AgentClusterInstall reaches %q (state %q)", hiveextv1beta1.StateAddingHosts, state)
 	}
 	switch state {
-	case StateInsufficient, StatePendingForInput, StateAddingHosts:
+	case hiveextv1beta1.StateInsufficient, hiveextv1beta1.StatePendingForInput, hiveextv1beta1.StateAddingHosts:
 		return true, ""
-	case StateReady:
+	case hiveextv1beta1.StateReady:
 		if c := find(status.Conditions, hivev1.ClusterInstallRequirementsMet); c != nil && c.Status == corev1.ConditionTrue {
 			return false, fmt.Sprintf("the cluster's day-1 installation is about to start without this worker (state %q, "+
 				"RequirementsMet: %s); it joins as a day-2 host once the AgentClusterInstall reaches %q",
-				state, c.Message, StateAddingHosts)
+				state, c.Message, hiveextv1beta1.StateAddingHosts)
 		}
 		return true, ""
-	case StatePreparingForInstallation, StateInstalling, StateInstallingPendingUser, StateFinalizing, StateInstalled:
+	case hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling, hiveextv1beta1.StateInstallingPendingUser, hiveextv1beta1.StateFinalizing, hiveextv1beta1.StateInstalled:
 		return false, inProgress(state)
-	case StateError, StateCancelled:
+	case hiveextv1beta1.StateError, hiveextv1beta1.StateCancelled:
 		return false, fmt.Sprintf("the cluster's installation is in state %q; fix the AgentClusterInstall, "+
-			"and this worker joins once the cluster reaches %q", state, StateAddingHosts)
+			"and this worker joins once the cluster reaches %q", state, hiveextv1beta1.StateAddingHosts)
 	}
 	c := find(status.Conditions, hivev1.ClusterInstallCompleted)
 	switch {
@@ -112,7 +96,7 @@ func WorkerMayJoin(aci *hiveextv1beta1.AgentClusterInstall) (bool, string) {
 
 func inProgress(state string) string {
 	return fmt.Sprintf("the cluster's day-1 installation is in progress (state %q); this worker joins as a "+
-		"day-2 host once the AgentClusterInstall reaches %q", state, StateAddingHosts)
+		"day-2 host once the AgentClusterInstall reaches %q", state, hiveextv1beta1.StateAddingHosts)
 }
 
 func find(conds []hivev1.ClusterInstallCondition, t hivev1.ClusterInstallConditionType) *hivev1.ClusterInstallCondition {

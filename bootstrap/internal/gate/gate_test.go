@@ -38,24 +38,24 @@ func TestWorkerMayJoin(t *testing.T) {
 	}{
 		{"no status yet", status(""), true},
 		{"assisted-service cannot report (conditions Unknown)", status("", cond(completed, corev1.ConditionUnknown, "NotAvailable")), true},
-		{"insufficient", status(StateInsufficient, cond(reqMet, corev1.ConditionFalse, "ClusterNotReady"), notStarted), true},
-		{"pending-for-input", status(StatePendingForInput, cond(reqMet, corev1.ConditionFalse, "ClusterNotReady"), notStarted), true},
-		{"defect 3: ready, waiting for workers", status(StateReady, cond(reqMet, corev1.ConditionFalse, "InsufficientAgents"), notStarted), true},
-		{"defect 3: ready, waiting for approvals", status(StateReady, cond(reqMet, corev1.ConditionFalse, "UnapprovedAgents"), notStarted), true},
-		{"ready, an Agent with a spec error", status(StateReady, cond(reqMet, corev1.ConditionFalse, "UnsyncedAgents"), notStarted), true},
-		{"defect 3: ready, conditions not written yet", status(StateReady), true},
+		{"insufficient", status(hiveextv1beta1.StateInsufficient, cond(reqMet, corev1.ConditionFalse, "ClusterNotReady"), notStarted), true},
+		{"pending-for-input", status(hiveextv1beta1.StatePendingForInput, cond(reqMet, corev1.ConditionFalse, "ClusterNotReady"), notStarted), true},
+		{"defect 3: ready, waiting for workers", status(hiveextv1beta1.StateReady, cond(reqMet, corev1.ConditionFalse, "InsufficientAgents"), notStarted), true},
+		{"defect 3: ready, waiting for approvals", status(hiveextv1beta1.StateReady, cond(reqMet, corev1.ConditionFalse, "UnapprovedAgents"), notStarted), true},
+		{"ready, an Agent with a spec error", status(hiveextv1beta1.StateReady, cond(reqMet, corev1.ConditionFalse, "UnsyncedAgents"), notStarted), true},
+		{"defect 3: ready, conditions not written yet", status(hiveextv1beta1.StateReady), true},
 		{"ready, every required Agent in: starting without this worker",
-			status(StateReady, cond(reqMet, corev1.ConditionTrue, "ClusterIsReady"), notStarted), false},
-		{"ready, all in, on hold", status(StateReady, cond(reqMet, corev1.ConditionTrue, "ClusterIsReady"),
+			status(hiveextv1beta1.StateReady, cond(reqMet, corev1.ConditionTrue, "ClusterIsReady"), notStarted), false},
+		{"ready, all in, on hold", status(hiveextv1beta1.StateReady, cond(reqMet, corev1.ConditionTrue, "ClusterIsReady"),
 			cond(completed, corev1.ConditionFalse, "InstallationOnHold")), false},
-		{"preparing-for-installation", status(StatePreparingForInstallation), false},
-		{"installing", status(StateInstalling, cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
-		{"installing-pending-user-action", status(StateInstallingPendingUser), false},
-		{"finalizing", status(StateFinalizing), false},
-		{"installed, not yet open for day 2", status(StateInstalled, cond(completed, corev1.ConditionTrue, "InstallationCompleted")), false},
-		{"adding-hosts", status(StateAddingHosts, cond(completed, corev1.ConditionTrue, "InstallationCompleted")), true},
-		{"error", status(StateError, cond(completed, corev1.ConditionFalse, "InstallationFailed")), false},
-		{"cancelled", status(StateCancelled), false},
+		{"preparing-for-installation", status(hiveextv1beta1.StatePreparingForInstallation), false},
+		{"installing", status(hiveextv1beta1.StateInstalling, cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
+		{"installing-pending-user-action", status(hiveextv1beta1.StateInstallingPendingUser), false},
+		{"finalizing", status(hiveextv1beta1.StateFinalizing), false},
+		{"installed, not yet open for day 2", status(hiveextv1beta1.StateInstalled, cond(completed, corev1.ConditionTrue, "InstallationCompleted")), false},
+		{"adding-hosts", status(hiveextv1beta1.StateAddingHosts, cond(completed, corev1.ConditionTrue, "InstallationCompleted")), true},
+		{"error", status(hiveextv1beta1.StateError, cond(completed, corev1.ConditionFalse, "InstallationFailed")), false},
+		{"cancelled", status(hiveextv1beta1.StateCancelled), false},
 		{"unknown state, not started", status("something-new", notStarted), true},
 		{"unknown state, in progress", status("something-new", cond(completed, corev1.ConditionFalse, "InstallationInProgress")), false},
 		{"unknown state, completed", status("something-new", cond(completed, corev1.ConditionTrue, "InstallationCompleted")), false},
@@ -82,16 +82,16 @@ func TestWorkerMayJoin(t *testing.T) {
 // assisted-service would count such a worker and never start.
 func TestNoDay1Workers(t *testing.T) {
 	for _, st := range []hiveextv1beta1.AgentClusterInstallStatus{
-		status(""), status(StateInsufficient, notStarted),
-		status(StateReady, cond(reqMet, corev1.ConditionFalse, "InsufficientAgents"), notStarted),
-		status(StateInstalling), status(StateInstalled, cond(completed, corev1.ConditionTrue, "InstallationCompleted")),
+		status(""), status(hiveextv1beta1.StateInsufficient, notStarted),
+		status(hiveextv1beta1.StateReady, cond(reqMet, corev1.ConditionFalse, "InsufficientAgents"), notStarted),
+		status(hiveextv1beta1.StateInstalling), status(hiveextv1beta1.StateInstalled, cond(completed, corev1.ConditionTrue, "InstallationCompleted")),
 		status("something-new", notStarted),
 	} {
 		if ok, msg := WorkerMayJoin(withWorkers(0, st)); ok || !strings.Contains(msg, "workerAgents is 0") {
 			t.Errorf("state %q: may join %v (%s), want refused naming workerAgents", st.DebugInfo.State, ok, msg)
 		}
 	}
-	day2 := status(StateAddingHosts, cond(completed, corev1.ConditionTrue, "InstallationCompleted"))
+	day2 := status(hiveextv1beta1.StateAddingHosts, cond(completed, corev1.ConditionTrue, "InstallationCompleted"))
 	if ok, msg := WorkerMayJoin(withWorkers(0, day2)); !ok {
 		t.Errorf("adding-hosts: refused: %s", msg)
 	}
@@ -107,7 +107,7 @@ func withWorkers(n int, st hiveextv1beta1.AgentClusterInstallStatus) *hiveextv1b
 // FuzzWorkerMayJoin: any state and condition never panics, and a refusal
 // always says why.
 func FuzzWorkerMayJoin(f *testing.F) {
-	f.Add(StateReady, "RequirementsMet", "True", "ClusterIsReady", 2)
+	f.Add(hiveextv1beta1.StateReady, "RequirementsMet", "True", "ClusterIsReady", 2)
 	f.Add("", "Completed", "Unknown", "NotAvailable", 0)
 	f.Fuzz(func(t *testing.T, state, typ, st, reason string, workers int) {
 		ok, msg := WorkerMayJoin(withWorkers(workers, status(state, hivev1.ClusterInstallCondition{Type: hivev1.ClusterInstallConditionType(typ),

@@ -9,22 +9,6 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// AgentClusterInstall states (status.debugInfo.state), as assisted-service
-// names them.
-const (
-	StateInsufficient             = "insufficient"
-	StatePendingForInput          = "pending-for-input"
-	StateReady                    = "ready"
-	StatePreparingForInstallation = "preparing-for-installation"
-	StateInstalling               = "installing"
-	StateInstallingPendingUser    = "installing-pending-user-action"
-	StateFinalizing               = "finalizing"
-	StateInstalled                = "installed"
-	StateAddingHosts              = "adding-hosts"
-	StateError                    = "error"
-	StateCancelled                = "cancelled"
-)
-
 // Phase is where an installation is, as far as the control plane cares.
 type Phase int
 
@@ -68,26 +52,26 @@ func StateOf(aci *hiveextv1beta1.AgentClusterInstall) Status {
 	state := st.DebugInfo.State
 	s := Status{State: state}
 	switch state {
-	case "", StateInsufficient, StatePendingForInput, StateReady:
+	case "", hiveextv1beta1.StateInsufficient, hiveextv1beta1.StatePendingForInput, hiveextv1beta1.StateReady:
 		s.Phase = NotStarted
 		s.Message = conditionMessage(st.Conditions, hivev1.ClusterInstallRequirementsMet)
 		if s.Message == "" {
 			s.Message = "waiting for assisted-service to validate the cluster and its hosts"
 		}
-	case StatePreparingForInstallation, StateInstalling, StateInstallingPendingUser:
+	case hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling, hiveextv1beta1.StateInstallingPendingUser:
 		s.Phase = Installing
 		s.Message = conditionMessage(st.Conditions, hivev1.ClusterInstallCompleted)
 		if s.Message == "" {
 			s.Message = st.DebugInfo.StateInfo
 		}
 		s.Message = fmt.Sprintf("%s (%d%%)", s.Message, st.Progress.TotalPercentage)
-		if state == StateInstallingPendingUser {
+		if state == hiveextv1beta1.StateInstallingPendingUser {
 			s.Message += "; assisted-service waits for a user action on a host (see the AgentClusterInstall's events)"
 		}
-	case StateFinalizing, StateInstalled, StateAddingHosts:
+	case hiveextv1beta1.StateFinalizing, hiveextv1beta1.StateInstalled, hiveextv1beta1.StateAddingHosts:
 		s.Phase = Installed
 		s.Message = st.DebugInfo.StateInfo
-	case StateError, StateCancelled:
+	case hiveextv1beta1.StateError, hiveextv1beta1.StateCancelled:
 		s.Phase = Failed
 		s.Message = trueConditionMessage(st.Conditions, hivev1.ClusterInstallFailed)
 		if s.Message == "" {
@@ -105,7 +89,7 @@ func StateOf(aci *hiveextv1beta1.AgentClusterInstall) Status {
 // installed: the cluster accepts day-2 hosts and its provision
 // requirements may follow CAPI again.
 func (s Status) Completed() bool {
-	return s.State == StateAddingHosts || s.State == StateInstalled
+	return s.State == hiveextv1beta1.StateAddingHosts || s.State == hiveextv1beta1.StateInstalled
 }
 
 func conditionMessage(conds []hivev1.ClusterInstallCondition, t hivev1.ClusterInstallConditionType) string {

@@ -10,28 +10,6 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// TestStateNames: the states are assisted-service's names, as
-// docs/controlplane.md's table spells them.
-func TestStateNames(t *testing.T) {
-	for got, want := range map[string]string{
-		StateInsufficient:             "insufficient",
-		StatePendingForInput:          "pending-for-input",
-		StateReady:                    "ready",
-		StatePreparingForInstallation: "preparing-for-installation",
-		StateInstalling:               "installing",
-		StateInstallingPendingUser:    "installing-pending-user-action",
-		StateFinalizing:               "finalizing",
-		StateInstalled:                "installed",
-		StateAddingHosts:              "adding-hosts",
-		StateError:                    "error",
-		StateCancelled:                "cancelled",
-	} {
-		if got != want {
-			t.Errorf("state constant %q, want %q", got, want)
-		}
-	}
-}
-
 func TestPhaseString(t *testing.T) {
 	for p, want := range map[Phase]string{NotStarted: "NotStarted", Installing: "Installing", Installed: "Installed", Failed: "Failed"} {
 		if got := p.String(); got != want {
@@ -88,51 +66,51 @@ func TestStateOf(t *testing.T) {
 			want: Status{Phase: NotStarted, Message: notMet},
 		},
 		{
-			desc: "insufficient", aci: aciIn(StateInsufficient, "Cluster is not ready for install", 0,
+			desc: "insufficient", aci: aciIn(hiveextv1beta1.StateInsufficient, "Cluster is not ready for install", 0,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, "not completed"),
 				cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionFalse, notMet)),
-			want: Status{Phase: NotStarted, State: StateInsufficient, Message: notMet},
+			want: Status{Phase: NotStarted, State: hiveextv1beta1.StateInsufficient, Message: notMet},
 		},
 		{
-			desc: "insufficient, RequirementsMet Unknown: the fallback", aci: aciIn(StateInsufficient, "info", 0,
+			desc: "insufficient, RequirementsMet Unknown: the fallback", aci: aciIn(hiveextv1beta1.StateInsufficient, "info", 0,
 				cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionUnknown, "unknown yet")),
-			want: Status{Phase: NotStarted, State: StateInsufficient, Message: waiting},
+			want: Status{Phase: NotStarted, State: hiveextv1beta1.StateInsufficient, Message: waiting},
 		},
 		{
-			desc: "pending-for-input", aci: aciIn(StatePendingForInput, "", 0, cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionFalse, notMet)),
-			want: Status{Phase: NotStarted, State: StatePendingForInput, Message: notMet},
+			desc: "pending-for-input", aci: aciIn(hiveextv1beta1.StatePendingForInput, "", 0, cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionFalse, notMet)),
+			want: Status{Phase: NotStarted, State: hiveextv1beta1.StatePendingForInput, Message: notMet},
 		},
 		{
-			desc: "ready, RequirementsMet True", aci: aciIn(StateReady, "", 0, cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, met)),
-			want: Status{Phase: NotStarted, State: StateReady, Message: met},
+			desc: "ready, RequirementsMet True", aci: aciIn(hiveextv1beta1.StateReady, "", 0, cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, met)),
+			want: Status{Phase: NotStarted, State: hiveextv1beta1.StateReady, Message: met},
 		},
 		{
-			desc: "ready, RequirementsMet True with an empty message: the fallback", aci: aciIn(StateReady, "", 0, cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, "")),
-			want: Status{Phase: NotStarted, State: StateReady, Message: waiting},
+			desc: "ready, RequirementsMet True with an empty message: the fallback", aci: aciIn(hiveextv1beta1.StateReady, "", 0, cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, "")),
+			want: Status{Phase: NotStarted, State: hiveextv1beta1.StateReady, Message: waiting},
 		},
 		// Installing.
 		{
-			desc: "preparing-for-installation", aci: aciIn(StatePreparingForInstallation, "Preparing cluster for installation", 10,
+			desc: "preparing-for-installation", aci: aciIn(hiveextv1beta1.StatePreparingForInstallation, "Preparing cluster for installation", 10,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, inProg)),
-			want:    Status{Phase: Installing, State: StatePreparingForInstallation, Message: inProg + " (10%)"},
+			want:    Status{Phase: Installing, State: hiveextv1beta1.StatePreparingForInstallation, Message: inProg + " (10%)"},
 			started: true,
 		},
 		{
-			desc: "installing, Completed Unknown: stateInfo", aci: aciIn(StateInstalling, "Installation in progress", 42,
+			desc: "installing, Completed Unknown: stateInfo", aci: aciIn(hiveextv1beta1.StateInstalling, "Installation in progress", 42,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionUnknown, "ignored"),
 				cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, met)),
-			want:    Status{Phase: Installing, State: StateInstalling, Message: "Installation in progress (42%)"},
+			want:    Status{Phase: Installing, State: hiveextv1beta1.StateInstalling, Message: "Installation in progress (42%)"},
 			started: true,
 		},
 		{
-			desc: "installing-pending-user-action", aci: aciIn(StateInstallingPendingUser, "Host needs a reboot", 57,
+			desc: "installing-pending-user-action", aci: aciIn(hiveextv1beta1.StateInstallingPendingUser, "Host needs a reboot", 57,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, inProg)),
-			want:    Status{Phase: Installing, State: StateInstallingPendingUser, Message: inProg + " (57%)" + userSuf},
+			want:    Status{Phase: Installing, State: hiveextv1beta1.StateInstallingPendingUser, Message: inProg + " (57%)" + userSuf},
 			started: true,
 		},
 		{
-			desc: "installing-pending-user-action without messages", aci: aciIn(StateInstallingPendingUser, "Host needs a reboot", 57),
-			want:    Status{Phase: Installing, State: StateInstallingPendingUser, Message: "Host needs a reboot (57%)" + userSuf},
+			desc: "installing-pending-user-action without messages", aci: aciIn(hiveextv1beta1.StateInstallingPendingUser, "Host needs a reboot", 57),
+			want:    Status{Phase: Installing, State: hiveextv1beta1.StateInstallingPendingUser, Message: "Host needs a reboot (57%)" + userSuf},
 			started: true,
 		},
 		{
@@ -150,44 +128,44 @@ func TestStateOf(t *testing.T) {
 		},
 		// Installed.
 		{
-			desc: "finalizing: up, not completed", aci: aciIn(StateFinalizing, "Finalizing cluster installation", 90,
+			desc: "finalizing: up, not completed", aci: aciIn(hiveextv1beta1.StateFinalizing, "Finalizing cluster installation", 90,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, inProg)),
-			want:    Status{Phase: Installed, State: StateFinalizing, Message: "Finalizing cluster installation"},
+			want:    Status{Phase: Installed, State: hiveextv1beta1.StateFinalizing, Message: "Finalizing cluster installation"},
 			started: true,
 		},
 		{
-			desc: "installed", aci: aciIn(StateInstalled, "Cluster is installed", 100,
+			desc: "installed", aci: aciIn(hiveextv1beta1.StateInstalled, "Cluster is installed", 100,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionTrue, "The installation has completed: Cluster is installed")),
-			want:    Status{Phase: Installed, State: StateInstalled, Message: "Cluster is installed"},
+			want:    Status{Phase: Installed, State: hiveextv1beta1.StateInstalled, Message: "Cluster is installed"},
 			started: true, completed: true,
 		},
 		{
-			desc: "adding-hosts", aci: aciIn(StateAddingHosts, "cluster is adding hosts to existing OCP cluster", 100),
-			want:    Status{Phase: Installed, State: StateAddingHosts, Message: "cluster is adding hosts to existing OCP cluster"},
+			desc: "adding-hosts", aci: aciIn(hiveextv1beta1.StateAddingHosts, "cluster is adding hosts to existing OCP cluster", 100),
+			want:    Status{Phase: Installed, State: hiveextv1beta1.StateAddingHosts, Message: "cluster is adding hosts to existing OCP cluster"},
 			started: true, completed: true,
 		},
 		// Failed.
 		{
-			desc: "error, Failed True", aci: aciIn(StateError, "cluster has hosts in error", 50,
+			desc: "error, Failed True", aci: aciIn(hiveextv1beta1.StateError, "cluster has hosts in error", 50,
 				cond(hivev1.ClusterInstallCompleted, corev1.ConditionFalse, "not completed"),
 				cond(hivev1.ClusterInstallFailed, corev1.ConditionTrue, failedMsg)),
-			want:    Status{Phase: Failed, State: StateError, Message: failedMsg},
+			want:    Status{Phase: Failed, State: hiveextv1beta1.StateError, Message: failedMsg},
 			started: true,
 		},
 		{
-			desc: "error, Failed False: stateInfo", aci: aciIn(StateError, "cluster has hosts in error", 50,
+			desc: "error, Failed False: stateInfo", aci: aciIn(hiveextv1beta1.StateError, "cluster has hosts in error", 50,
 				cond(hivev1.ClusterInstallFailed, corev1.ConditionFalse, "The installation has not failed")),
-			want:    Status{Phase: Failed, State: StateError, Message: "cluster has hosts in error"},
+			want:    Status{Phase: Failed, State: hiveextv1beta1.StateError, Message: "cluster has hosts in error"},
 			started: true,
 		},
 		{
-			desc: "cancelled, no conditions", aci: aciIn(StateCancelled, "Canceled cluster installation", 30),
-			want:    Status{Phase: Failed, State: StateCancelled, Message: "Canceled cluster installation"},
+			desc: "cancelled, no conditions", aci: aciIn(hiveextv1beta1.StateCancelled, "Canceled cluster installation", 30),
+			want:    Status{Phase: Failed, State: hiveextv1beta1.StateCancelled, Message: "Canceled cluster installation"},
 			started: true,
 		},
 		{
-			desc: "cancelled, Failed True", aci: aciIn(StateCancelled, "Canceled", 30, cond(hivev1.ClusterInstallFailed, corev1.ConditionTrue, "cancelled by user")),
-			want:    Status{Phase: Failed, State: StateCancelled, Message: "cancelled by user"},
+			desc: "cancelled, Failed True", aci: aciIn(hiveextv1beta1.StateCancelled, "Canceled", 30, cond(hivev1.ClusterInstallFailed, corev1.ConditionTrue, "cancelled by user")),
+			want:    Status{Phase: Failed, State: hiveextv1beta1.StateCancelled, Message: "cancelled by user"},
 			started: true,
 		},
 	} {
@@ -209,14 +187,14 @@ func TestStateOf(t *testing.T) {
 // TestStateOfFirstCondition: of several conditions of one type, the first
 // that is not Unknown (for Failed: the first True) gives the message.
 func TestStateOfFirstCondition(t *testing.T) {
-	got := StateOf(aciIn(StateInsufficient, "", 0,
+	got := StateOf(aciIn(hiveextv1beta1.StateInsufficient, "", 0,
 		cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionUnknown, "a"),
 		cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionFalse, "b"),
 		cond(hivev1.ClusterInstallRequirementsMet, corev1.ConditionTrue, "c")))
 	if got.Message != "b" {
 		t.Errorf("RequirementsMet message %q, want b", got.Message)
 	}
-	got = StateOf(aciIn(StateError, "", 0,
+	got = StateOf(aciIn(hiveextv1beta1.StateError, "", 0,
 		cond(hivev1.ClusterInstallFailed, corev1.ConditionFalse, "a"),
 		cond(hivev1.ClusterInstallFailed, corev1.ConditionUnknown, "b"),
 		cond(hivev1.ClusterInstallFailed, corev1.ConditionTrue, "c")))
@@ -241,22 +219,22 @@ func TestProvisionRequirementsFollowCAPI(t *testing.T) {
 		want  string
 	}{
 		{"", everything},
-		{StateInsufficient, everything},
-		{StatePendingForInput, everything},
-		{StateReady, everything},
-		{StatePreparingForInstallation, nothing},
-		{StateInstalling, nothing},
-		{StateInstallingPendingUser, nothing},
+		{hiveextv1beta1.StateInsufficient, everything},
+		{hiveextv1beta1.StatePendingForInput, everything},
+		{hiveextv1beta1.StateReady, everything},
+		{hiveextv1beta1.StatePreparingForInstallation, nothing},
+		{hiveextv1beta1.StateInstalling, nothing},
+		{hiveextv1beta1.StateInstallingPendingUser, nothing},
 		{"some-new-state", nothing},
-		{StateFinalizing, nothing},
-		{StateInstalled, provision},
-		{StateAddingHosts, provision},
+		{hiveextv1beta1.StateFinalizing, nothing},
+		{hiveextv1beta1.StateInstalled, provision},
+		{hiveextv1beta1.StateAddingHosts, provision},
 		// CURRENT BEHAVIOUR (pinned, open question): the doc's "only while
 		// no installation runs" would let them follow in error and
 		// cancelled, where nothing runs; Completed() is only installed and
 		// adding-hosts, so they stay.
-		{StateError, nothing},
-		{StateCancelled, nothing},
+		{hiveextv1beta1.StateError, nothing},
+		{hiveextv1beta1.StateCancelled, nothing},
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			st := StateOf(aciIn(tc.state, "", 0))
@@ -285,8 +263,8 @@ func TestProvisionRequirementsFollowCAPI(t *testing.T) {
 // value reads without panic, deterministically, into a valid phase that
 // keeps the state; only adding-hosts and installed complete.
 func FuzzStateOf(f *testing.F) {
-	for _, s := range []string{"", StateInsufficient, StatePendingForInput, StateReady, StatePreparingForInstallation, StateInstalling,
-		StateInstallingPendingUser, StateFinalizing, StateInstalled, StateAddingHosts, StateError, StateCancelled, "unknown", "INSTALLED", "%d%%"} {
+	for _, s := range []string{"", hiveextv1beta1.StateInsufficient, hiveextv1beta1.StatePendingForInput, hiveextv1beta1.StateReady, hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling,
+		hiveextv1beta1.StateInstallingPendingUser, hiveextv1beta1.StateFinalizing, hiveextv1beta1.StateInstalled, hiveextv1beta1.StateAddingHosts, hiveextv1beta1.StateError, hiveextv1beta1.StateCancelled, "unknown", "INSTALLED", "%d%%"} {
 		f.Add(s, "info %s", "cond message", int64(42), uint8(0))
 	}
 	f.Add("installing", "", "", int64(-1), uint8(7))
@@ -311,7 +289,7 @@ func FuzzStateOf(f *testing.F) {
 		if got.Started() != (got.Phase != NotStarted) {
 			t.Fatalf("Started() %v in phase %v", got.Started(), got.Phase)
 		}
-		if got.Completed() != (state == StateInstalled || state == StateAddingHosts) {
+		if got.Completed() != (state == hiveextv1beta1.StateInstalled || state == hiveextv1beta1.StateAddingHosts) {
 			t.Fatalf("Completed() %v in state %q", got.Completed(), state)
 		}
 		if got.Completed() && got.Phase != Installed {

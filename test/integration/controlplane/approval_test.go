@@ -14,6 +14,7 @@ import (
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 	"github.com/ocp-capi/ocp-capi/test/assisted"
 )
 
@@ -41,7 +42,7 @@ func TestControlPlaneBeforeWorkers(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		aci := tc.aci()
 		g.Expect(aci).NotTo(BeNil())
-		g.Expect(aci.Status.DebugInfo.State).To(Equal(assisted.StateReady))
+		g.Expect(aci.Status.DebugInfo.State).To(Equal(hiveextv1beta1.StateReady))
 		c := installCondition(aci.Status.Conditions, hivev1.ClusterInstallRequirementsMet)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
@@ -87,7 +88,7 @@ func TestUnapprovedAgentHoldsInstall(t *testing.T) {
 	var unapproved string
 	g.Eventually(func(g Gomega) {
 		aci := tc.aci()
-		g.Expect(aci.Status.DebugInfo.State).To(Equal(assisted.StateReady))
+		g.Expect(aci.Status.DebugInfo.State).To(Equal(hiveextv1beta1.StateReady))
 		c := installCondition(aci.Status.Conditions, hivev1.ClusterInstallRequirementsMet)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Reason).To(Equal("UnapprovedAgents"), c.Message)

@@ -16,7 +16,7 @@ import (
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
-	"github.com/ocp-capi/ocp-capi/test/assisted"
+	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
 // TestDay1ToAvailable installs a cluster of 3 control-plane and 2 worker
@@ -154,7 +154,7 @@ func TestWorkerScaleUpDay2(t *testing.T) {
 	g.Expect(a).NotTo(BeNil())
 	g.Expect(a.Status.DebugInfo.State).To(Equal("added-to-existing-cluster"), "a day-2 host")
 	g.Expect(a.Spec.Role).To(Equal(aiv1beta1.HostRoleWorker))
-	g.Expect(tc.aci().Status.DebugInfo.State).To(Equal(assisted.StateAddingHosts))
+	g.Expect(tc.aci().Status.DebugInfo.State).To(Equal(hiveextv1beta1.StateAddingHosts))
 	oacp := tc.waitAvailable()
 	g.Expect(oacp.Status.Replicas).To(HaveValue(BeEquivalentTo(3)))
 }

@@ -112,7 +112,7 @@ func TestControlPlaneScaleUpAndDown(t *testing.T) {
 func TestInstallFailure(t *testing.T) {
 	tc := newCluster(t, clusterOpts{replicas: 1})
 	g := tc.g
-	sim.FailAt(tc.aciKey(), assisted.StateInstalling, "host cp-0: disk /dev/sda is too small")
+	sim.FailAt(tc.aciKey(), hiveextv1beta1.StateInstalling, "host cp-0: disk /dev/sda is too small")
 	oacp := tc.waitCondition(controlplanev1.AvailableCondition, metav1.ConditionFalse, controlplanev1.InstallationFailedReason)
 	c := capiconditions.Get(oacp, controlplanev1.AvailableCondition)
 	g.Expect(c.Message).To(ContainSubstring("disk /dev/sda is too small"))

@@ -16,7 +16,6 @@ import (
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
-	"github.com/ocp-capi/ocp-capi/test/assisted"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
@@ -36,11 +35,11 @@ func TestRestartMidInstall(t *testing.T) {
 	defer stopA()
 	tc := newCluster(t, clusterOpts{filter: filter, failureDomains: []string{"fd-a", "fd-b", "fd-c"}})
 	g := tc.g
-	sim.HoldAt(tc.aciKey(), assisted.StateInstalling)
+	sim.HoldAt(tc.aciKey(), hiveextv1beta1.StateInstalling)
 	defer sim.Release(tc.aciKey())
 	tc.machineDeployment("md", 1)
 	tc.worker(workerName(0))
-	g.Eventually(tc.aciState, wait, tick).Should(Equal(assisted.StateInstalling))
+	g.Eventually(tc.aciState, wait, tick).Should(Equal(hiveextv1beta1.StateInstalling))
 	tc.waitCondition(controlplanev1.AvailableCondition, metav1.ConditionFalse, controlplanev1.ControlPlaneInstallingReason)
 	stopA()
 
@@ -81,7 +80,7 @@ func TestRestartMidInstall(t *testing.T) {
 	tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionTrue, controlplanev1.UpgradeCompletedReason)
 	g.Eventually(func(g Gomega) {
 		o := tc.oacp()
-		g.Expect(capiconditions.Get(o, controlplanev1.AvailableCondition).Message).To(ContainSubstring(assisted.StateAddingHosts))
+		g.Expect(capiconditions.Get(o, controlplanev1.AvailableCondition).Message).To(ContainSubstring(hiveextv1beta1.StateAddingHosts))
 		g.Expect(o.Status.ReadyReplicas).To(HaveValue(BeEquivalentTo(3)))
 		g.Expect(o.Status.AvailableReplicas).To(HaveValue(BeEquivalentTo(3)))
 		g.Expect(o.Status.UpToDateReplicas).To(HaveValue(BeEquivalentTo(3)))
