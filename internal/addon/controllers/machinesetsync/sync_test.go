@@ -17,7 +17,8 @@ import (
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
 )
 
-// Seed: "Create Cluster API mirror if not present".
+// A MAPI-authoritative MachineSet without a mirror gets one
+// (docs/addon/machineset-sync.md, "What it maintains").
 func TestCreatesMirror(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -39,8 +40,8 @@ func TestCreatesMirror(t *testing.T) {
 	g.Expect(rec.eventsFor(mapiNS, ms.Name)).To(ContainElement(HaveField("Reason", EventMirrorCreated)))
 }
 
-// Seed: "CAPI mirror should be paused on create"; it stays paused while the
-// Machine API is authoritative.
+// The mirror is created paused, and stays paused while the Machine API is
+// authoritative (docs/addon/machineset-sync.md, "What it maintains").
 func TestMirrorPaused(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -54,7 +55,8 @@ func TestMirrorPaused(t *testing.T) {
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
-// Seed: "Names of mirror should be 1:1 with original".
+// Each mirror has the name of its MAPI MachineSet
+// (docs/addon/machineset-sync.md, "What it maintains").
 func TestMirrorSameName(t *testing.T) {
 	g := NewWithT(t)
 	names := []string{testName(t) + "-a", testName(t) + "-b"}
@@ -68,9 +70,9 @@ func TestMirrorSameName(t *testing.T) {
 	}
 }
 
-// Seed: "InfraTemplate naming should be based on hash to be able to
-// deduplicate" and "based on parent resources": <MachineSet>-<hash of the
-// spec>; a change outside the template's spec reuses it.
+// A template is named <MachineSet>-<hash of its spec>, so identical specs
+// share it: a change outside the template's spec reuses it
+// (docs/addon/machineset-sync.md, "What it maintains").
 func TestTemplateHashNameAndDedup(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -91,9 +93,9 @@ func TestTemplateHashNameAndDedup(t *testing.T) {
 	g.Expect(getTemplate(g, name).UID).To(Equal(tmpl.UID), "the template was not replaced")
 }
 
-// Seed: "InfraTemplate should have ownerReference to CAPI MachineSet" and
-// "If template has changed, remove ownerReference from old template": an
-// old template with another owner keeps that owner and stays.
+// A template has an ownerReference to the mirror; when the spec changes,
+// the old template loses it, and one with another owner keeps that owner
+// and stays (docs/addon/machineset-sync.md, "When the spec changes").
 func TestTemplateOwnerRefOnChange(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -126,8 +128,9 @@ func TestTemplateOwnerRefOnChange(t *testing.T) {
 	g.Expect(getTemplate(g, oldName).DeletionTimestamp).To(BeNil())
 }
 
-// Seed: "If no other ownerReferences, remove template"; reverting reuses
-// the old name.
+// An old template left without ownerReferences is deleted; reverting the
+// change reuses its name (docs/addon/machineset-sync.md, "When the spec
+// changes").
 func TestOrphanedTemplateDeleted(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -156,8 +159,9 @@ func TestOrphanedTemplateDeleted(t *testing.T) {
 	waitSynced(t, ms.Name)
 }
 
-// Seed: "Ensure Labels/Annotations copied from MAPI to CAPI", with
-// upstream's translations; a removed label goes from the mirror too.
+// Labels and annotations are copied from MAPI to CAPI, with upstream's
+// translations; a removed label goes from the mirror too
+// (docs/addon/machineset-sync.md, "Conversion", MachineSet).
 func TestLabelsAnnotationsCopied(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -186,8 +190,9 @@ func TestLabelsAnnotationsCopied(t *testing.T) {
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
-// Seed: "On failures set Synchronized condition to False and report error
-// on MAPI resource"; "On success set Synchronized condition to True".
+// A failed sync sets Synchronized False and reports the error on the MAPI
+// MachineSet (condition and event); a successful one sets it True
+// (docs/addon/machineset-sync.md, "The Synchronized condition").
 func TestSynchronizedFalseThenTrue(t *testing.T) {
 	g := NewWithT(t)
 	ps := openStackSpec()
@@ -216,8 +221,9 @@ func TestSynchronizedFalseThenTrue(t *testing.T) {
 	waitSynced(t, ms.Name)
 }
 
-// Seed: "Set status.synchronizedGeneration to match the auth resource
-// generation".
+// status.synchronizedGeneration follows the generation of the MAPI
+// MachineSet, the authoritative one (docs/addon/machineset-sync.md, "The
+// Synchronized condition").
 func TestSynchronizedGeneration(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())
@@ -235,8 +241,9 @@ func TestSynchronizedGeneration(t *testing.T) {
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
-// Seed: "Ensure CAPI MachineSet spec and status overwritten with conversion
-// from MAPI": the status fields MAPI knows, once MAPI's status is current.
+// The mirror's status is overwritten with the conversion's: the fields
+// MAPI knows, once MAPI's status is current (docs/addon/machineset-sync.md,
+// "What it maintains").
 func TestStatusMirrored(t *testing.T) {
 	g := NewWithT(t)
 	ms := newMachineSet(t, testName(t), openStackSpec())

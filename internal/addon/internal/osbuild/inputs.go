@@ -14,7 +14,8 @@ import (
 
 // The input ConfigMaps, in the build namespace.
 const (
-	// BuilderConfigMapName is the seed's name of the builder configuration.
+	// BuilderConfigMapName is the name MCO-585 gives the builder
+	// configuration (docs/addon/build-controller.md, "Inputs").
 	BuilderConfigMapName = "machine-os-builder-config"
 	// BuilderConfigMapAlias is upstream MCO's name for the same ConfigMap,
 	// read when BuilderConfigMapName does not exist.
@@ -43,8 +44,8 @@ const (
 
 // BuilderConfig is the parsed builder ConfigMap.
 type BuilderConfig struct {
-	// ConfigMapName is the ConfigMap it was read from (the seed's name or
-	// upstream's alias), for messages.
+	// ConfigMapName is the ConfigMap it was read from
+	// (BuilderConfigMapName or BuilderConfigMapAlias), for messages.
 	ConfigMapName        string
 	BaseImagePullSecret  string
 	FinalImagePushSecret string

@@ -8,8 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Labels and annotations on MachineConfigPools. The seed's names win; the
-// upstream MCO (4.14) name is written alongside where it is cheap.
+// Labels and annotations on MachineConfigPools. The names of MCO-585, the
+// design this controller implements, win; the upstream MCO (4.14) name is
+// written alongside where it is cheap (docs/addon/build-controller.md,
+// "Names: seed and upstream").
 const (
 	// LayeringEnabledLabel opts a pool in; its value is ignored (as upstream).
 	LayeringEnabledLabel = "machineconfiguration.openshift.io/layering-enabled"

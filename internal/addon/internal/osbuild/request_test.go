@@ -49,7 +49,8 @@ func TestInputsID(t *testing.T) {
 			t.Errorf("changing the %s does not change the ID", name)
 		}
 	}
-	// The ConfigMap's name (seed name or alias) is not an input of the image.
+	// The ConfigMap's name (BuilderConfigMapName or its alias) is not an
+	// input of the image.
 	in := testInputs()
 	in.Builder.ConfigMapName = BuilderConfigMapAlias
 	if in.ID() != base.ID() {
