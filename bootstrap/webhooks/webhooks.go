@@ -22,14 +22,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
-	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
 	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
+	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
 )
 
 // SetupWebhooks registers the validating webhooks with the manager.
@@ -59,14 +58,14 @@ var _ admission.Validator[*bootstrapv1.OpenshiftAssistedConfig] = &configWebhook
 const immutable = "an OpenshiftAssistedConfig's spec is immutable; create a new config (a MachineDeployment rollout does)"
 
 func (*configWebhook) ValidateCreate(_ context.Context, c *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
-	errs := ValidateSpec(field.NewPath("spec"), &c.Spec)
+	errs := assisted.ValidateConfigSpec(field.NewPath("spec"), &c.Spec)
 	return annotationWarnings(c.Annotations), invalid(configGK, c, errs)
 }
 
 func (*configWebhook) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
-	errs := ChangedFields(field.NewPath("spec"), &oldC.Spec, &newC.Spec, immutable)
+	errs := changedFields(field.NewPath("spec"), &oldC.Spec, &newC.Spec, immutable)
 	if len(errs) == 0 {
-		errs = ValidateSpec(field.NewPath("spec"), &newC.Spec)
+		errs = assisted.ValidateConfigSpec(field.NewPath("spec"), &newC.Spec)
 	}
 	return annotationWarnings(newC.Annotations), invalid(configGK, newC, errs)
 }
@@ -85,7 +84,7 @@ var _ admission.Validator[*bootstrapv1.OpenshiftAssistedConfigTemplate] = &templ
 
 func (*templateWebhook) ValidateCreate(_ context.Context, t *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
 	return annotationWarnings(t.Spec.Template.ObjectMeta.Annotations),
-		invalid(templateGK, t, ValidateSpec(field.NewPath("spec", "template", "spec"), &t.Spec.Template.Spec))
+		invalid(templateGK, t, assisted.ValidateConfigSpec(field.NewPath("spec", "template", "spec"), &t.Spec.Template.Spec))
 }
 
 func (w *templateWebhook) ValidateUpdate(ctx context.Context, _, newT *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
@@ -96,54 +95,14 @@ func (*templateWebhook) ValidateDelete(context.Context, *bootstrapv1.OpenshiftAs
 	return nil, nil
 }
 
-// ValidateSpec checks what the schema cannot: host variables, labels and
-// the pull secret reference.
-func ValidateSpec(p *field.Path, s *bootstrapv1.OpenshiftAssistedConfigSpec) field.ErrorList {
-	var errs field.ErrorList
-	nr := p.Child("nodeRegistration")
-	if v := s.NodeRegistration.Name; v != "" {
-		if err := agentspec.Validate(v); err != nil {
-			errs = append(errs, field.Invalid(nr.Child("name"), v, err.Error()))
-		} else if refs, _ := agentspec.References(v); len(refs) == 0 {
-			for _, msg := range validation.IsDNS1123Subdomain(v) {
-				errs = append(errs, field.Invalid(nr.Child("name"), v, "not a hostname: "+msg))
-			}
-		}
-	}
-	for i, l := range s.NodeRegistration.KubeletExtraLabels {
-		lp := nr.Child("kubeletExtraLabels").Index(i)
-		_, value, err := agentspec.ParseLabel(l)
-		if err != nil {
-			errs = append(errs, field.Invalid(lp, l, err.Error()))
-			continue
-		}
-		if err := agentspec.Validate(value); err != nil {
-			errs = append(errs, field.Invalid(lp, l, err.Error()))
-		} else if refs, _ := agentspec.References(value); len(refs) == 0 {
-			for _, msg := range validation.IsValidLabelValue(value) {
-				errs = append(errs, field.Invalid(lp, l, "value: "+msg))
-			}
-		}
-	}
-	if v := s.NodeRegistration.ProviderID; v != "" {
-		if err := agentspec.Validate(v); err != nil {
-			errs = append(errs, field.Invalid(nr.Child("providerID"), v, err.Error()))
-		}
-	}
-	if s.PullSecretRef != nil && s.PullSecretRef.Name == "" {
-		errs = append(errs, field.Required(p.Child("pullSecretRef", "name"), "name the pull secret, or leave pullSecretRef unset to use the ClusterDeployment's"))
-	}
-	return errs
-}
-
-// ChangedFields returns one Forbidden error per spec field (and per
+// changedFields returns one Forbidden error per spec field (and per
 // nodeRegistration field) that differs between old and new.
-func ChangedFields(p *field.Path, oldSpec, newSpec *bootstrapv1.OpenshiftAssistedConfigSpec, detail string) field.ErrorList {
+func changedFields(p *field.Path, oldSpec, newSpec *bootstrapv1.OpenshiftAssistedConfigSpec, detail string) field.ErrorList {
 	var errs field.ErrorList
 	oldM, newM := jsonfields.Of(oldSpec), jsonfields.Of(newSpec)
 	for _, k := range jsonfields.Diff(oldM, newM) {
 		if k == "nodeRegistration" {
-			errs = append(errs, ChangedSubfields(p.Child(k), oldM[k], newM[k], detail)...)
+			errs = append(errs, changedSubfields(p.Child(k), oldM[k], newM[k], detail)...)
 			continue
 		}
 		errs = append(errs, field.Forbidden(p.Child(k), detail))
@@ -151,8 +110,8 @@ func ChangedFields(p *field.Path, oldSpec, newSpec *bootstrapv1.OpenshiftAssiste
 	return errs
 }
 
-// ChangedSubfields reports the changed keys of two JSON objects.
-func ChangedSubfields(p *field.Path, oldV, newV any, detail string) field.ErrorList {
+// changedSubfields reports the changed keys of two JSON objects.
+func changedSubfields(p *field.Path, oldV, newV any, detail string) field.ErrorList {
 	o, _ := oldV.(map[string]any)
 	n, _ := newV.(map[string]any)
 	var errs field.ErrorList

@@ -17,7 +17,8 @@
 //     the VIPs are IP addresses given in pairs, the base domain and cluster
 //     name are DNS names, the capabilities baseline, the release image and
 //     the install-config override annotation are valid, and the bootstrap
-//     configuration passes the bootstrap provider's checks;
+//     configuration passes the checks the bootstrap provider applies too
+//     (internal/validation/assisted);
 //   - on update, once the installation has started (the status says so):
 //     the install-time configuration (spec.config) is fixed, since the
 //     controller no longer applies it; and once a version is installed,
@@ -47,10 +48,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
-	bootstrapwebhooks "github.com/ocp-capi/ocp-capi/bootstrap/webhooks"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/clusterinstall"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/release"
 	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
+	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
 )
 
 // SetupWebhooks registers the validating webhooks with the manager.
@@ -205,7 +206,7 @@ func ValidateSpec(p *field.Path, s *controlplanev1.OpenshiftAssistedControlPlane
 	if img := c.ReleaseImage; img != "" && !isPullspecWithTagOrDigest(img) {
 		errs = append(errs, field.Invalid(cp.Child("releaseImage"), img, "want an image pullspec with a tag or a digest, e.g. registry.example.com/ocp/release:4.19.0-x86_64"))
 	}
-	errs = append(errs, bootstrapwebhooks.ValidateSpec(p.Child("openshiftAssistedConfigSpec"), &s.OpenshiftAssistedConfigSpec)...)
+	errs = append(errs, assisted.ValidateConfigSpec(p.Child("openshiftAssistedConfigSpec"), &s.OpenshiftAssistedConfigSpec)...)
 	return errs
 }
 

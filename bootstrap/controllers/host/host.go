@@ -23,6 +23,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/infra"
 	bmhv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetalhost/v1alpha1"
+	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
 )
 
 // ErrHostUnknown means the host is not known yet: the Metal3Machine has
@@ -31,8 +32,8 @@ var ErrHostUnknown = errors.New("the machine's host is not known yet")
 
 // Host is what this provider needs to know of a machine's host.
 type Host struct {
-	// Vars are the host variables (agentspec.Var*).
-	Vars agentspec.Vars
+	// Vars are the host variables (assisted.Var*).
+	Vars assisted.Vars
 	// Labels are node labels the host needs.
 	Labels map[string]string
 	// ProviderID is the default kubelet provider ID, or "".
@@ -42,9 +43,9 @@ type Host struct {
 // Of reads the host of the infrastructure machine obj.
 func Of(ctx context.Context, c client.Reader, obj *unstructured.Unstructured) (*Host, error) {
 	gk := obj.GroupVersionKind().GroupKind()
-	h := &Host{Vars: agentspec.Vars{
-		agentspec.VarHostname:      obj.GetName(),
-		agentspec.VarLocalHostname: obj.GetName(),
+	h := &Host{Vars: assisted.Vars{
+		assisted.VarHostname:      obj.GetName(),
+		assisted.VarLocalHostname: obj.GetName(),
 	}}
 	switch {
 	case infra.IsMetal3Machine(gk):
@@ -57,22 +58,22 @@ func Of(ctx context.Context, c client.Reader, obj *unstructured.Unstructured) (*
 			return nil, fmt.Errorf("getting BareMetalHost %s/%s: %w", ns, name, err)
 		}
 		uid := string(bmh.UID)
-		h.Vars[agentspec.VarUUID] = uid
-		h.Vars[agentspec.VarName] = bmh.Name
-		h.Vars[agentspec.VarMetal3Name] = bmh.Name
-		h.Vars[agentspec.VarMetal3Namespace] = bmh.Namespace
+		h.Vars[assisted.VarUUID] = uid
+		h.Vars[assisted.VarName] = bmh.Name
+		h.Vars[assisted.VarMetal3Name] = bmh.Name
+		h.Vars[assisted.VarMetal3Namespace] = bmh.Namespace
 		h.Labels = map[string]string{agentspec.Metal3UUIDLabel: uid}
 	case infra.IsOpenStackMachine(gk):
 		osm := &infrav1.OpenStackMachine{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), osm); err != nil {
 			return nil, fmt.Errorf("getting OpenStackMachine %s: %w", obj.GetName(), err)
 		}
-		h.Vars[agentspec.VarName] = osm.Name
+		h.Vars[assisted.VarName] = osm.Name
 		id := ptr.Deref(osm.Status.InstanceID, "")
 		if id == "" {
 			return nil, fmt.Errorf("%w: the OpenStackMachine has no instanceID", ErrHostUnknown)
 		}
-		h.Vars[agentspec.VarUUID] = id
+		h.Vars[assisted.VarUUID] = id
 		h.ProviderID = osm.Spec.ProviderID
 		if h.ProviderID == "" {
 			h.ProviderID = "openstack:///" + id

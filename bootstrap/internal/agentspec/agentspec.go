@@ -15,6 +15,7 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
 )
 
 // Metal3UUIDLabel carries the BareMetalHost's UID on the node; CAPM3 finds
@@ -28,7 +29,7 @@ type Input struct {
 	// ControlPlane is true when the Machine has the control-plane label.
 	ControlPlane bool
 	// Vars are the host variables of the machine.
-	Vars Vars
+	Vars assisted.Vars
 	// HostLabels are node labels the host needs (metal3.io/uuid).
 	HostLabels map[string]string
 	// DefaultProviderID is used when spec.nodeRegistration.providerID is
@@ -75,7 +76,7 @@ func Build(in Input) (Desired, error) {
 		d.Hostname = name
 	}
 	for i, l := range nr.KubeletExtraLabels {
-		key, value, err := ParseLabel(l)
+		key, value, err := assisted.ParseLabel(l)
 		if err != nil {
 			return Desired{}, fmt.Errorf("spec.nodeRegistration.kubeletExtraLabels[%d]: %w", i, err)
 		}
@@ -107,18 +108,6 @@ func Build(in Input) (Desired, error) {
 	}
 	d.IgnitionConfigOverrides = override
 	return d, nil
-}
-
-// ParseLabel splits a kubeletExtraLabels entry key=value and checks the key.
-func ParseLabel(l string) (string, string, error) {
-	key, value, ok := strings.Cut(l, "=")
-	if !ok {
-		return "", "", fmt.Errorf("%q is not key=value", l)
-	}
-	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-		return "", "", fmt.Errorf("key %q: %s", key, strings.Join(errs, "; "))
-	}
-	return key, value, nil
 }
 
 // Apply writes d onto agent, bound to the config configName, and reports

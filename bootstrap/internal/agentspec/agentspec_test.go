@@ -11,66 +11,8 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
 )
-
-func TestReferencesAndValidate(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		refs []string
-		err  string
-	}{
-		{"plain", nil, ""},
-		{"$METADATA_UUID", []string{"METADATA_UUID"}, ""},
-		{`openstack://"$METADATA_UUID"`, []string{"METADATA_UUID"}, ""},
-		{"a-${METADATA_NAME}-b$METADATA_HOSTNAME", []string{"METADATA_NAME", "METADATA_HOSTNAME"}, ""},
-		{"$", nil, "starts no variable"},
-		{"${METADATA_NAME", nil, "not closed"},
-		{"$1X", nil, "starts no variable"},
-		{"$HOME", []string{"HOME"}, "unknown host variable $HOME"},
-	} {
-		refs, err := References(tc.in)
-		if err == nil {
-			err = Validate(tc.in)
-		}
-		switch {
-		case tc.err == "" && err != nil:
-			t.Errorf("%q: %v", tc.in, err)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
-		case tc.err == "" && strings.Join(refs, ",") != strings.Join(tc.refs, ","):
-			t.Errorf("%q: refs %v, want %v", tc.in, refs, tc.refs)
-		}
-	}
-}
-
-func TestResolve(t *testing.T) {
-	g := NewWithT(t)
-	v := Vars{VarUUID: "u-1", VarName: "host-a"}
-	got, err := v.Resolve(`openstack://"$METADATA_UUID"`)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(got).To(Equal("openstack://u-1"))
-	got, err = v.Resolve("${METADATA_NAME}.lab")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(got).To(Equal("host-a.lab"))
-	_, err = v.Resolve("$METADATA_METAL3_NAME")
-	g.Expect(err).To(MatchError(ContainSubstring("no value")))
-}
-
-func FuzzResolve(f *testing.F) {
-	f.Add("openstack:///$METADATA_UUID")
-	f.Add("${")
-	f.Add("$$${A}")
-	f.Fuzz(func(t *testing.T, s string) {
-		v := Vars{VarUUID: "u"}
-		out, err := v.Resolve(s)
-		if err == nil && strings.Contains(out, `"`) {
-			t.Fatalf("%q resolved to %q with a quote", s, out)
-		}
-		if _, err := References(s); err == nil {
-			_ = Validate(s)
-		}
-	})
-}
 
 func TestBuild(t *testing.T) {
 	g := NewWithT(t)
@@ -78,7 +20,7 @@ func TestBuild(t *testing.T) {
 		Name:               "$METADATA_NAME",
 		KubeletExtraLabels: []string{"metal3.io/uuid=$METADATA_UUID", "tier=gold"},
 	}}
-	d, err := Build(Input{Spec: spec, ControlPlane: true, Vars: Vars{VarUUID: "u-1", VarName: "bmh-0"}, Approve: true,
+	d, err := Build(Input{Spec: spec, ControlPlane: true, Vars: assisted.Vars{assisted.VarUUID: "u-1", assisted.VarName: "bmh-0"}, Approve: true,
 		HostLabels: map[string]string{Metal3UUIDLabel: "u-1"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Role).To(Equal(aiv1beta1.HostRoleMaster))
@@ -93,7 +35,7 @@ func TestBuild(t *testing.T) {
 	g.Expect(kubeletEnv(t, d.IgnitionConfigOverrides)).To(Equal("KUBELET_PROVIDERID=openstack:///srv-1\n"))
 
 	spec = bootstrapv1.OpenshiftAssistedConfigSpec{NodeRegistration: bootstrapv1.NodeRegistrationOptions{ProviderID: `openstack://"$METADATA_UUID"`}}
-	d, err = Build(Input{Spec: spec, Vars: Vars{VarUUID: "x"}, DefaultProviderID: "ignored"})
+	d, err = Build(Input{Spec: spec, Vars: assisted.Vars{assisted.VarUUID: "x"}, DefaultProviderID: "ignored"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(kubeletEnv(t, d.IgnitionConfigOverrides)).To(Equal("KUBELET_PROVIDERID=openstack://x\n"))
 
@@ -105,7 +47,7 @@ func TestBuild(t *testing.T) {
 		{KubeletExtraLabels: []string{"k=bad value"}},
 		{ProviderID: "$METADATA_METAL3_NAME"},
 	} {
-		_, err := Build(Input{Spec: bootstrapv1.OpenshiftAssistedConfigSpec{NodeRegistration: bad}, Vars: Vars{VarUUID: "u"}})
+		_, err := Build(Input{Spec: bootstrapv1.OpenshiftAssistedConfigSpec{NodeRegistration: bad}, Vars: assisted.Vars{assisted.VarUUID: "u"}})
 		g.Expect(err).To(MatchError(ContainSubstring("spec.nodeRegistration")), "%+v", bad)
 	}
 }

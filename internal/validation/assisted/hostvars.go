@@ -1,14 +1,24 @@
-package agentspec
+// Package assisted holds the checks of an OpenshiftAssistedConfigSpec that
+// both providers apply: the bootstrap provider's webhook to configs and
+// their templates, the control-plane provider's webhook to the spec it
+// embeds (spec.openshiftAssistedConfigSpec). It also holds the syntax of the
+// host variables those checks accept, with their resolution, so that what
+// the webhooks admit and what the bootstrap provider resolves when it binds
+// an Agent cannot drift apart. It is pure: no client, no I/O.
+package assisted
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Host variables that nodeRegistration values may name. The reference
-// resolved them on the host from the config drive's metadata; this provider
-// knows the host when it binds the Agent, and resolves them there.
+// Host variables that nodeRegistration values may name. CAPOA, the
+// provider this one replaces, resolved them on the host from the config
+// drive's metadata; the bootstrap provider knows the host when it binds the
+// Agent, and resolves them there (docs/bootstrap.md, "Host variables").
 const (
 	VarUUID            = "METADATA_UUID"
 	VarName            = "METADATA_NAME"
@@ -18,7 +28,7 @@ const (
 	VarMetal3Namespace = "METADATA_METAL3_NAMESPACE"
 )
 
-// KnownVars are the variables the webhook accepts.
+// KnownVars are the variables the webhooks accept.
 var KnownVars = []string{VarUUID, VarName, VarHostname, VarLocalHostname, VarMetal3Name, VarMetal3Namespace}
 
 // Vars are the values of the host variables of one machine. A variable
@@ -79,8 +89,8 @@ func isNameByte(b byte, first bool) bool {
 	return false
 }
 
-// Validate checks that s refers only to known variables.
-func Validate(s string) error {
+// ValidateVars checks that s refers only to known variables.
+func ValidateVars(s string) error {
 	refs, err := References(s)
 	if err != nil {
 		return err
@@ -94,9 +104,9 @@ func Validate(s string) error {
 }
 
 // Resolve replaces the variable references of s with their values. Double
-// quotes are dropped, as the host's shell would drop them in the reference
-// (whose example is openstack://"$METADATA_UUID"); none of the values these
-// strings make (hostnames, label values, provider IDs) can hold one.
+// quotes are dropped, as the host's shell dropped them in CAPOA (whose
+// example is openstack://"$METADATA_UUID"); none of the values these strings
+// make (hostnames, label values, provider IDs) can hold one.
 func (v Vars) Resolve(s string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -119,4 +129,16 @@ func (v Vars) Resolve(s string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// ParseLabel splits a kubeletExtraLabels entry key=value and checks the key.
+func ParseLabel(l string) (string, string, error) {
+	key, value, ok := strings.Cut(l, "=")
+	if !ok {
+		return "", "", fmt.Errorf("%q is not key=value", l)
+	}
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return "", "", fmt.Errorf("key %q: %s", key, strings.Join(errs, "; "))
+	}
+	return key, value, nil
 }
