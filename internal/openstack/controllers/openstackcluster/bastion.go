@@ -21,6 +21,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/serverspec"
 )
 
@@ -56,72 +57,92 @@ func desiredBastion(osc *infrav1.OpenStackCluster) (*infrav1alpha1.OpenStackServ
 // decided by comparing the desired server spec with the existing
 // OpenStackServer, never by remembering what was there before: any
 // difference deletes the old server, and a new one is created once it is
-// gone.
-func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster, c *clusterv1.Cluster) (ctrl.Result, error) {
-	name := BastionName(osc)
+// gone. It is the last phase of a pass.
+func (r *Reconciler) reconcileBastion(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
 	oss := &infrav1alpha1.OpenStackServer{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: name}, oss)
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: BastionName(osc)}, oss)
+	switch {
+	case apierrors.IsNotFound(err):
+		oss = nil
+	case err != nil:
+		return phases.Stop(ctrl.Result{}, err)
 	}
 
 	if !bastionEnabled(osc) {
-		if exists {
-			return r.deleteBastion(ctx, osc, oss, "the bastion is disabled")
-		}
-		if err := r.releaseBastionFIP(ctx, s, osc); err != nil {
-			return r.outcome(osc, infrav1.BastionReadyCondition, err)
-		}
-		osc.Status.Bastion = nil
-		conditions.MarkTrue(osc, infrav1.BastionReadyCondition, "no bastion", infrav1.NotRequiredReason)
-		return ctrl.Result{}, nil
+		return phases.Stop(r.noBastion(ctx, s, oss))
 	}
-
 	desired, err := desiredBastion(osc)
 	if err != nil {
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.InvalidSpecReason, err.Error())
-		return ctrl.Result{}, nil
+		return phases.Stop(ctrl.Result{}, nil)
 	}
-	if exists && !oss.DeletionTimestamp.IsZero() {
+	if oss == nil {
+		return phases.Stop(r.createBastion(ctx, s, desired))
+	}
+	if !oss.DeletionTimestamp.IsZero() {
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "waiting for the old bastion to go away")
-		return ctrl.Result{}, nil
+		return phases.Stop(ctrl.Result{}, nil)
 	}
-	if exists && !sameServer(oss.Spec, *desired) {
-		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", name)
-		return r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it")
+	if !sameServer(oss.Spec, *desired) {
+		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", oss.Name)
+		return phases.Stop(r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it"))
 	}
 	// The identity is the one input that changes without replacing the
 	// server (credential rotation): pass it on.
-	if exists && oss.Spec.IdentityRef != desired.IdentityRef {
+	if oss.Spec.IdentityRef != desired.IdentityRef {
 		base := oss.DeepCopy()
 		oss.Spec.IdentityRef = desired.IdentityRef
 		if err := r.Client.Patch(ctx, oss, client.MergeFrom(base)); err != nil {
-			return ctrl.Result{}, err
+			return phases.Stop(ctrl.Result{}, err)
 		}
 	}
-	if !exists {
-		oss = &infrav1alpha1.OpenStackServer{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: osc.Namespace,
-				Labels: map[string]string{clusterv1.ClusterNameLabel: c.Name}},
-			Spec: *desired,
-		}
-		if v, ok := osc.Labels[clusterv1.WatchLabel]; ok {
-			oss.Labels[clusterv1.WatchLabel] = v
-		}
-		if err := controllerutil.SetControllerReference(osc, oss, r.Client.Scheme()); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := r.Client.Create(ctx, oss); err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, err
-		}
-		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionCreated", "Create", "Created bastion %s", name)
-		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.WaitingForServerReason, "waiting for the bastion server")
-		return ctrl.Result{}, nil
-	}
+	return phases.Stop(r.reportBastion(ctx, s, oss))
+}
 
-	// Report the server; give it its floating IP once it is ACTIVE.
-	st := &infrav1.BastionStatus{Name: name, ID: ptr.Deref(oss.Status.InstanceID, ""), SSHKeyName: oss.Spec.SSHKeyName,
+// noBastion removes a disabled bastion: its server (oss, nil when there is
+// none), then its floating IP.
+func (r *Reconciler) noBastion(ctx context.Context, s *clusterScope, oss *infrav1alpha1.OpenStackServer) (ctrl.Result, error) {
+	osc := s.osc
+	if oss != nil {
+		return r.deleteBastion(ctx, osc, oss, "the bastion is disabled")
+	}
+	if err := r.releaseBastionFIP(ctx, s.cloud, osc); err != nil {
+		return r.outcome(osc, infrav1.BastionReadyCondition, err)
+	}
+	osc.Status.Bastion = nil
+	conditions.MarkTrue(osc, infrav1.BastionReadyCondition, "no bastion", infrav1.NotRequiredReason)
+	return ctrl.Result{}, nil
+}
+
+// createBastion creates the bastion's OpenStackServer, owned by the
+// cluster.
+func (r *Reconciler) createBastion(ctx context.Context, s *clusterScope, desired *infrav1alpha1.OpenStackServerSpec) (ctrl.Result, error) {
+	osc := s.osc
+	oss := &infrav1alpha1.OpenStackServer{
+		ObjectMeta: metav1.ObjectMeta{Name: BastionName(osc), Namespace: osc.Namespace,
+			Labels: map[string]string{clusterv1.ClusterNameLabel: s.capiCluster.Name}},
+		Spec: *desired,
+	}
+	if v, ok := osc.Labels[clusterv1.WatchLabel]; ok {
+		oss.Labels[clusterv1.WatchLabel] = v
+	}
+	if err := controllerutil.SetControllerReference(osc, oss, r.Client.Scheme()); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Create(ctx, oss); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, err
+	}
+	r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionCreated", "Create", "Created bastion %s", oss.Name)
+	conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.WaitingForServerReason, "waiting for the bastion server")
+	return ctrl.Result{}, nil
+}
+
+// reportBastion reports the bastion's server, and gives it its floating
+// IP once it is ACTIVE.
+func (r *Reconciler) reportBastion(ctx context.Context, s *clusterScope, oss *infrav1alpha1.OpenStackServer) (ctrl.Result, error) {
+	osc := s.osc
+	st := &infrav1.BastionStatus{Name: oss.Name, ID: ptr.Deref(oss.Status.InstanceID, ""), SSHKeyName: oss.Spec.SSHKeyName,
 		State: ptr.Deref(oss.Status.InstanceState, "")}
 	for _, a := range oss.Status.Addresses {
 		if a.Type == clusterv1.MachineInternalIP && st.IP == "" {
@@ -144,8 +165,8 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s scope.Scope, osc *i
 		return ctrl.Result{}, nil
 	}
 	if osc.Status.ExternalNetwork != nil && st.FloatingIP == "" && oss.Status.Resources != nil && len(oss.Status.Resources.Ports) > 0 {
-		fip, err := cluster.EnsureFloatingIP(ctx, s, request(osc), osc.Status.ExternalNetwork.ID, userBastionFIP(osc),
-			request(osc).BastionFloatingIPDescription(), oss.Status.Resources.Ports[0].ID)
+		fip, err := cluster.EnsureFloatingIP(ctx, s.cloud, s.req, osc.Status.ExternalNetwork.ID, userBastionFIP(osc),
+			s.req.BastionFloatingIPDescription(), oss.Status.Resources.Ports[0].ID)
 		if err != nil {
 			return r.outcome(osc, infrav1.BastionReadyCondition, err)
 		}

@@ -28,6 +28,8 @@ import (
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/notfound"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
 )
 
@@ -52,6 +54,37 @@ type Reconciler struct {
 	Scopes           *identity.Factory
 	Recorder         events.EventRecorder
 	WatchFilterValue string
+}
+
+// clusterScope is what the phases of one pass over an OpenStackCluster
+// share: the object, its Cluster, the clients of its identity, and what
+// earlier phases found.
+type clusterScope struct {
+	osc *infrav1.OpenStackCluster
+	// capiCluster is the owner Cluster; nil while a deleting cluster's
+	// owner is already gone.
+	capiCluster *clusterv1.Cluster
+	req         cluster.Request
+	cloud       scope.Scope
+
+	// Found by the phases of a normal pass.
+	ext     *infrav1.NetworkStatus
+	net     *infrav1.NetworkStatusWithSubnets
+	prevNet *infrav1.NetworkStatusWithSubnets // what the status named before this pass
+}
+
+func newClusterScope(osc *infrav1.OpenStackCluster, c *clusterv1.Cluster) *clusterScope {
+	return &clusterScope{osc: osc, capiCluster: c, req: request(osc)}
+}
+
+// connect gets the clients of the cluster's identity.
+func (r *Reconciler) connect(ctx context.Context, s *clusterScope) error {
+	cs, err := r.Scopes.For(ctx, s.osc.Namespace, s.osc.Spec.IdentityRef)
+	if err != nil {
+		return err
+	}
+	s.cloud = scope.Scope{Clients: cs, Log: ctrl.LoggerFrom(ctx)}
+	return nil
 }
 
 // SetupWithManager registers the controller.

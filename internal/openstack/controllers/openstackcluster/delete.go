@@ -17,133 +17,190 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
 )
 
 // reconcileDelete removes the cluster's infrastructure in dependency
-// order: machines gone, then the bastion, the load balancer, the floating
-// IPs, the router, the ports left on the network, the network, and the
-// security groups. Each step shows in Deleting (and so in Ready). Every
-// step finds its resources by name, so a lost status does not matter.
+// order, one phase per step: machines gone, then the bastion, the load
+// balancer, the floating IPs, the router, the ports left on the network,
+// the network, and the security groups. Each step shows in Deleting (and
+// so in Ready). Every step finds its resources by name, so a lost status
+// does not matter.
 func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStackCluster, c *clusterv1.Cluster) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(osc, infrav1.OpenStackClusterFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	step := func(msg string) {
-		conditions.MarkTrue(osc, clusterv1.DeletingCondition, msg, clusterv1.DeletingReason)
-	}
+	return phases.Run(ctx, newClusterScope(osc, c),
+		r.waitForMachines,
+		r.connectForDeletion,
+		r.deleteBastionServer,
+		r.releaseBastionFloatingIP,
+		r.deleteAPILoadBalancer,
+		r.releaseAPIFloatingIP,
+		r.deleteRouter,
+		r.deleteNetwork,
+		r.deleteSecurityGroups,
+		r.removeFinalizer,
+	)
+}
 
-	// 1. Machines first: their ports are on the network and in the groups.
+// deleting shows the step deletion is at in Deleting.
+func deleting(osc *infrav1.OpenStackCluster, msg string) {
+	conditions.MarkTrue(osc, clusterv1.DeletingCondition, msg, clusterv1.DeletingReason)
+}
+
+// waitForMachines holds deletion until the cluster's machines are gone:
+// their ports are on the network and in the groups.
+func (r *Reconciler) waitForMachines(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
 	clusterName := osc.Name
-	if c != nil {
-		clusterName = c.Name
+	if s.capiCluster != nil {
+		clusterName = s.capiCluster.Name
 	}
 	machines := &infrav1.OpenStackMachineList{}
 	if err := r.Client.List(ctx, machines, client.InNamespace(osc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}); err != nil {
-		return ctrl.Result{}, err
+		return phases.Stop(ctrl.Result{}, err)
 	}
 	if n := len(machines.Items); n > 0 {
-		step(fmt.Sprintf("waiting for %d OpenStackMachine(s) to be deleted", n))
+		deleting(osc, fmt.Sprintf("waiting for %d OpenStackMachine(s) to be deleted", n))
 		conditions.MarkFalse(osc, infrav1.NetworkReadyCondition, infrav1.WaitingForMachinesReason, "deletion waits for the machines")
-		return ctrl.Result{}, nil
+		return phases.Stop(ctrl.Result{}, nil)
 	}
+	return phases.Next()
+}
 
-	clientSet, err := r.Scopes.For(ctx, osc.Namespace, osc.Spec.IdentityRef)
-	if err != nil {
-		// Without credentials nothing can be deleted; never drop the
-		// finalizer and leak the network.
-		return r.deleteOutcome(osc, "reading the identity", err)
+// connectForDeletion gets the clients. Without credentials nothing can be
+// deleted; the finalizer stays rather than leak the network.
+func (r *Reconciler) connectForDeletion(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	if err := r.connect(ctx, s); err != nil {
+		return phases.Stop(r.deleteOutcome(s.osc, "reading the identity", err))
 	}
-	s := scope.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
-	req := request(osc)
+	return phases.Next()
+}
 
-	// 2. The bastion. Its server's deletion needs no image resolution, so
-	// a bastion whose image is gone does not block this.
+// deleteBastionServer deletes the bastion's OpenStackServer and waits for
+// it to go. Its server's deletion needs no image resolution, so a bastion
+// whose image is gone does not block this.
+func (r *Reconciler) deleteBastionServer(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
 	oss := &infrav1alpha1.OpenStackServer{}
-	err = r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: BastionName(osc)}, oss)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: BastionName(osc)}, oss)
 	switch {
-	case err == nil:
-		if oss.DeletionTimestamp.IsZero() {
-			if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, err
-			}
-		}
-		step("waiting for the bastion to be deleted")
-		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "the cluster is being deleted")
-		return ctrl.Result{}, nil
-	case !apierrors.IsNotFound(err):
-		return ctrl.Result{}, err
+	case apierrors.IsNotFound(err):
+		return phases.Next()
+	case err != nil:
+		return phases.Stop(ctrl.Result{}, err)
 	}
-	// Only what the cluster used (by its spec and status) is looked up:
-	// the floating-IP, router and load-balancer APIs are optional in
-	// OpenStack, and a cluster that never needed one must be deletable
-	// on a cloud without it (docs/openstack/cluster.md, Deletion).
-	complete := osc.Status.Initialization != nil && ptr.Deref(osc.Status.Initialization.Provisioned, false)
-	if osc.Spec.Bastion != nil && req.UsesFloatingIPs(osc.Status.ExternalNetwork, complete) {
-		if err := cluster.DeleteFloatingIPs(ctx, s, req, req.BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
-			return r.deleteOutcome(osc, "releasing the bastion's floating IP", err)
+	if oss.DeletionTimestamp.IsZero() {
+		if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
+			return phases.Stop(ctrl.Result{}, err)
+		}
+	}
+	deleting(osc, "waiting for the bastion to be deleted")
+	conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "the cluster is being deleted")
+	return phases.Stop(ctrl.Result{}, nil)
+}
+
+// releaseBastionFloatingIP releases the bastion's floating IP (a
+// user-given one is only detached).
+//
+// Only what the cluster used (by its spec and status) is looked up from
+// here on: the floating-IP, router and load-balancer APIs are optional in
+// OpenStack, and a cluster that never needed one must be deletable on a
+// cloud without it (docs/openstack/cluster.md, Deletion).
+func (r *Reconciler) releaseBastionFloatingIP(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	if osc.Spec.Bastion != nil && s.req.UsesFloatingIPs(osc.Status.ExternalNetwork, provisioned(osc)) {
+		if err := cluster.DeleteFloatingIPs(ctx, s.cloud, s.req, s.req.BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
+			return phases.Stop(r.deleteOutcome(osc, "releasing the bastion's floating IP", err))
 		}
 	}
 	osc.Status.Bastion = nil
+	return phases.Next()
+}
 
-	// 3. The load balancer (listeners, pools, members with it) and its VIP
-	// port.
+// deleteAPILoadBalancer deletes the load balancer (listeners, pools and
+// members with it) and its VIP port.
+func (r *Reconciler) deleteAPILoadBalancer(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
 	lbID := ""
 	if lb := osc.Status.APIServerLoadBalancer; lb != nil {
 		lbID = lb.ID
 	}
-	if useLB, _ := req.UseLoadBalancer(s); useLB || lbID != "" {
-		step("deleting the API load balancer")
-		if _, err = cluster.DeleteLoadBalancer(ctx, s, req, lbID); err != nil {
-			return r.deleteOutcome(osc, "deleting the load balancer", err)
+	if useLB, _ := s.req.UseLoadBalancer(s.cloud); useLB || lbID != "" {
+		deleting(osc, "deleting the API load balancer")
+		if _, err := cluster.DeleteLoadBalancer(ctx, s.cloud, s.req, lbID); err != nil {
+			return phases.Stop(r.deleteOutcome(osc, "deleting the load balancer", err))
 		}
 	}
 	osc.Status.APIServerLoadBalancer = nil
+	return phases.Next()
+}
 
-	// 4. The API floating IP (a user-given one is only detached).
+// releaseAPIFloatingIP releases the API floating IP (a user-given one is
+// only detached).
+func (r *Reconciler) releaseAPIFloatingIP(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
 	var userAPIFIP string
 	if a := osc.Spec.APIServer; a != nil {
 		userAPIFIP = ptr.Deref(a.FloatingIP, "")
 	}
-	if req.APIFloatingIPPossible(osc.Status.ExternalNetwork, complete) {
-		if err := cluster.DeleteFloatingIPs(ctx, s, req, req.APIFloatingIPDescription(), userAPIFIP); err != nil {
-			return r.deleteOutcome(osc, "releasing the API floating IP", err)
+	if s.req.APIFloatingIPPossible(osc.Status.ExternalNetwork, provisioned(osc)) {
+		if err := cluster.DeleteFloatingIPs(ctx, s.cloud, s.req, s.req.APIFloatingIPDescription(), userAPIFIP); err != nil {
+			return phases.Stop(r.deleteOutcome(osc, "releasing the API floating IP", err))
 		}
 	}
+	return phases.Next()
+}
 
-	// 5. The router.
-	step("deleting the router")
+// deleteRouter deletes the cluster's router, or takes the subnet off a
+// router that is not ours.
+func (r *Reconciler) deleteRouter(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	deleting(osc, "deleting the router")
 	subnetID := ""
 	if n := osc.Status.Network; n != nil && len(n.Subnets) > 0 {
 		subnetID = n.Subnets[0].ID
 	} else if len(osc.Spec.ManagedSubnets) > 0 {
-		subnetID, err = managedSubnetID(ctx, s, req)
-		if err != nil {
-			return r.deleteOutcome(osc, "looking up the subnet", err)
+		var err error
+		if subnetID, err = managedSubnetID(ctx, s.cloud, s.req); err != nil {
+			return phases.Stop(r.deleteOutcome(osc, "looking up the subnet", err))
 		}
 	}
-	if err := cluster.DeleteRouter(ctx, s, req, subnetID); err != nil {
-		return r.deleteOutcome(osc, "deleting the router", err)
+	if err := cluster.DeleteRouter(ctx, s.cloud, s.req, subnetID); err != nil {
+		return phases.Stop(r.deleteOutcome(osc, "deleting the router", err))
 	}
 	osc.Status.Router = nil
+	return phases.Next()
+}
 
-	// 6. Ports left on the network, then the network.
-	step("deleting the network")
-	if err := cluster.DeleteNetwork(ctx, s, req); err != nil {
-		return r.deleteOutcome(osc, "deleting the network", err)
+// deleteNetwork deletes the ports left on the network, then the network.
+func (r *Reconciler) deleteNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	deleting(s.osc, "deleting the network")
+	if err := cluster.DeleteNetwork(ctx, s.cloud, s.req); err != nil {
+		return phases.Stop(r.deleteOutcome(s.osc, "deleting the network", err))
 	}
-	osc.Status.Network = nil
+	s.osc.Status.Network = nil
+	return phases.Next()
+}
 
-	// 7. Security groups.
-	step("deleting the security groups")
-	if err := cluster.DeleteSecurityGroups(ctx, s, req); err != nil {
-		return r.deleteOutcome(osc, "deleting the security groups", err)
+// deleteSecurityGroups deletes the managed security groups.
+func (r *Reconciler) deleteSecurityGroups(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	deleting(osc, "deleting the security groups")
+	if err := cluster.DeleteSecurityGroups(ctx, s.cloud, s.req); err != nil {
+		return phases.Stop(r.deleteOutcome(osc, "deleting the security groups", err))
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = nil, nil, nil
+	return phases.Next()
+}
 
-	r.Recorder.Eventf(osc, nil, corev1.EventTypeNormal, "Deleted", "Delete", "Cluster infrastructure deleted")
-	conditions.MarkTrue(osc, clusterv1.DeletingCondition, "", clusterv1.DeletionCompletedReason)
-	controllerutil.RemoveFinalizer(osc, infrav1.OpenStackClusterFinalizer)
-	return ctrl.Result{}, nil
+// removeFinalizer ends deletion: everything is gone.
+func (r *Reconciler) removeFinalizer(_ context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	r.Recorder.Eventf(s.osc, nil, corev1.EventTypeNormal, "Deleted", "Delete", "Cluster infrastructure deleted")
+	conditions.MarkTrue(s.osc, clusterv1.DeletingCondition, "", clusterv1.DeletionCompletedReason)
+	controllerutil.RemoveFinalizer(s.osc, infrav1.OpenStackClusterFinalizer)
+	return phases.Next()
 }
 
 // deleteOutcome reports a deletion step that failed or waits: Deleting

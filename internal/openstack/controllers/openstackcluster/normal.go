@@ -18,6 +18,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
 )
 
 // deletionsOnly passes machine events that matter to a deleting cluster.
@@ -39,7 +40,7 @@ func request(osc *infrav1.OpenStackCluster) cluster.Request {
 // balancer) still exists, which keeps a steady cluster to one OpenStack
 // read.
 func settled(osc *infrav1.OpenStackCluster) bool {
-	if osc.Status.Initialization == nil || !ptr.Deref(osc.Status.Initialization.Provisioned, false) {
+	if !provisioned(osc) {
 		return false
 	}
 	for _, t := range []string{infrav1.NetworkReadyCondition, infrav1.RouterReadyCondition, infrav1.SecurityGroupsReadyCondition, infrav1.APIEndpointReadyCondition} {
@@ -51,17 +52,22 @@ func settled(osc *infrav1.OpenStackCluster) bool {
 	return true
 }
 
+func provisioned(osc *infrav1.OpenStackCluster) bool {
+	return osc.Status.Initialization != nil && ptr.Deref(osc.Status.Initialization.Provisioned, false)
+}
+
+// reconcileNormal builds the cluster's infrastructure, one phase per step
+// condition, in dependency order; a pass ends at the first step that is
+// not done.
 func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStackCluster, c *clusterv1.Cluster) (ctrl.Result, error) {
 	if controllerutil.AddFinalizer(osc, infrav1.OpenStackClusterFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	clientSet, err := r.Scopes.For(ctx, osc.Namespace, osc.Spec.IdentityRef)
-	if err != nil {
+	s := newClusterScope(osc, c)
+	if err := r.connect(ctx, s); err != nil {
 		res, rerr, _ := conditions.Outcome(osc, infrav1.NetworkReadyCondition, err)
 		return res, rerr
 	}
-	s := scope.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
-	req := request(osc)
 
 	// A settled cluster that still looks healthy costs one read. Anything
 	// else (the read failed, or found the network gone or the load
@@ -71,41 +77,66 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	// belongs to. Reporting from here instead would disagree with the
 	// full pass that the status write triggers, and the two would undo
 	// each other for ever.
-	if settled(osc) && r.healthy(ctx, s, osc) {
-		return r.reconcileBastion(ctx, s, osc, c)
+	if settled(osc) && r.healthy(ctx, s.cloud, osc) {
+		return phases.Run(ctx, s, r.reconcileBastion)
 	}
+	return phases.Run(ctx, s,
+		r.reconcileExternalNetwork,
+		r.reconcileNetwork,
+		r.reconcileRouter,
+		r.reconcileSecurityGroups,
+		r.reconcileFailureDomains,
+		r.reconcileAPIEndpoint,
+		r.reconcileProvisioned,
+		r.reconcileBastion,
+	)
+}
 
-	// External network (for the router gateway and floating IPs).
-	ext, err := cluster.EnsureExternalNetwork(ctx, s, req, osc.Status.ExternalNetwork)
+// reconcileExternalNetwork finds the external network (for the router
+// gateway and floating IPs).
+func (r *Reconciler) reconcileExternalNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	ext, err := cluster.EnsureExternalNetwork(ctx, s.cloud, s.req, s.osc.Status.ExternalNetwork)
 	if err != nil {
-		return r.outcome(osc, infrav1.NetworkReadyCondition, err)
+		return phases.Stop(r.outcome(s.osc, infrav1.NetworkReadyCondition, err))
 	}
-	osc.Status.ExternalNetwork = ext
+	s.osc.Status.ExternalNetwork = ext
+	s.ext = ext
+	return phases.Next()
+}
 
-	// Network and subnet.
-	prev := osc.Status.Network.DeepCopy()
-	net, err := cluster.EnsureNetwork(ctx, s, req, osc.Status.Network)
+// reconcileNetwork makes the cluster network and subnet exist (or finds
+// the user's).
+func (r *Reconciler) reconcileNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	s.prevNet = osc.Status.Network.DeepCopy()
+	net, err := cluster.EnsureNetwork(ctx, s.cloud, s.req, osc.Status.Network)
 	if net != nil {
 		osc.Status.Network = net
 	}
 	if err != nil {
-		return r.outcome(osc, infrav1.NetworkReadyCondition, err)
+		return phases.Stop(r.outcome(osc, infrav1.NetworkReadyCondition, err))
 	}
+	s.net = net
 	if net == nil {
 		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, "no cluster network: machines name their own", infrav1.NotRequiredReason)
 	} else {
 		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, fmt.Sprintf("network %s", net.Name))
 	}
+	return phases.Next()
+}
 
-	// Router. A network created anew needs the router's interface again:
-	// look the router up as on a first pass.
+// reconcileRouter gives a managed network its router. A network created
+// anew needs the router's interface again: the router is then looked up
+// as on a first pass.
+func (r *Reconciler) reconcileRouter(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
 	knownRouter := osc.Status.Router
-	if prev != nil && !sameSubnets(prev, net) {
+	if s.prevNet != nil && !sameSubnets(s.prevNet, s.net) {
 		knownRouter = nil
 	}
-	rt, err := cluster.EnsureRouter(ctx, s, req, net, ext, knownRouter)
+	rt, err := cluster.EnsureRouter(ctx, s.cloud, s.req, s.net, s.ext, knownRouter)
 	if err != nil {
-		return r.outcome(osc, infrav1.RouterReadyCondition, err)
+		return phases.Stop(r.outcome(osc, infrav1.RouterReadyCondition, err))
 	}
 	osc.Status.Router = rt
 	if rt == nil {
@@ -113,11 +144,16 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	} else {
 		conditions.MarkTrue(osc, infrav1.RouterReadyCondition, fmt.Sprintf("router %s", rt.Name))
 	}
+	return phases.Next()
+}
 
-	// Security groups.
-	sgs, err := cluster.EnsureSecurityGroups(ctx, s, req)
+// reconcileSecurityGroups makes the managed security groups and their
+// rules match the spec.
+func (r *Reconciler) reconcileSecurityGroups(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	sgs, err := cluster.EnsureSecurityGroups(ctx, s.cloud, s.req)
 	if err != nil {
-		return r.outcome(osc, infrav1.SecurityGroupsReadyCondition, err)
+		return phases.Stop(r.outcome(osc, infrav1.SecurityGroupsReadyCondition, err))
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = sgs.ControlPlane, sgs.Worker, sgs.Bastion
 	if osc.Spec.ManagedSecurityGroups == nil {
@@ -125,40 +161,56 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	} else {
 		conditions.MarkTrue(osc, infrav1.SecurityGroupsReadyCondition, "")
 	}
+	return phases.Next()
+}
 
-	// Failure domains: asked once; set before provisioned so CAPI core
-	// sees them with it.
-	if len(osc.Status.FailureDomains) == 0 {
-		fds, err := cluster.FailureDomains(ctx, s, req)
-		if err != nil {
-			return r.outcome(osc, infrav1.APIEndpointReadyCondition, err)
-		}
-		osc.Status.FailureDomains = fds
+// reconcileFailureDomains asks for the failure domains once; they are set
+// before provisioned so CAPI core sees them with it.
+func (r *Reconciler) reconcileFailureDomains(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	if len(s.osc.Status.FailureDomains) > 0 {
+		return phases.Next()
 	}
+	fds, err := cluster.FailureDomains(ctx, s.cloud, s.req)
+	if err != nil {
+		return phases.Stop(r.outcome(s.osc, infrav1.APIEndpointReadyCondition, err))
+	}
+	s.osc.Status.FailureDomains = fds
+	return phases.Next()
+}
 
-	// API endpoint.
-	ep, err := cluster.EnsureAPIEndpoint(ctx, s, req, net, ext, osc.Status.APIServerLoadBalancer)
+// reconcileAPIEndpoint makes the API reachable (load balancer, the user's
+// endpoint, a floating IP or a fixed IP) and records the endpoint in the
+// spec, as the CAPI contract asks.
+func (r *Reconciler) reconcileAPIEndpoint(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	ep, err := cluster.EnsureAPIEndpoint(ctx, s.cloud, s.req, s.net, s.ext, osc.Status.APIServerLoadBalancer)
 	if ep != nil && ep.LoadBalancer != nil {
 		osc.Status.APIServerLoadBalancer = ep.LoadBalancer
-		if net != nil {
-			osc.Status.APIServerLoadBalancer.LoadBalancerNetwork = net.DeepCopy()
+		if s.net != nil {
+			osc.Status.APIServerLoadBalancer.LoadBalancerNetwork = s.net.DeepCopy()
 		}
 	}
 	if err != nil {
-		return r.outcome(osc, infrav1.APIEndpointReadyCondition, err)
+		return phases.Stop(r.outcome(osc, infrav1.APIEndpointReadyCondition, err))
 	}
 	if osc.Spec.ControlPlaneEndpoint == nil || osc.Spec.ControlPlaneEndpoint.Host == "" {
 		e := ep.ControlPlaneEndpoint()
 		osc.Spec.ControlPlaneEndpoint = &e
 	}
 	conditions.MarkTrue(osc, infrav1.APIEndpointReadyCondition, fmt.Sprintf("%s:%d", osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port))
+	return phases.Next()
+}
 
-	if osc.Status.Initialization == nil || !ptr.Deref(osc.Status.Initialization.Provisioned, false) {
+// reconcileProvisioned sets status.initialization.provisioned once every
+// infrastructure step is done (the bastion does not count).
+func (r *Reconciler) reconcileProvisioned(_ context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+	osc := s.osc
+	if !provisioned(osc) {
 		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
 		r.Recorder.Eventf(osc, nil, corev1.EventTypeNormal, "Provisioned", "Provision", "Cluster infrastructure is ready; API endpoint %s:%d",
 			osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port)
 	}
-	return r.reconcileBastion(ctx, s, osc, c)
+	return phases.Next()
 }
 
 // healthy is the one read of a settled cluster: its load balancer exists

@@ -19,6 +19,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/server"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
 )
 
 // How often to look at a server that Nova is still building, and at one
@@ -31,93 +32,127 @@ const (
 // userDataKey is the key of the bootstrap data in a CAPI bootstrap Secret.
 const userDataKey = "value"
 
-// reconcileNormal walks the steps in order and stops at the first that is
-// not done; each step records its condition.
-func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.OpenStackServer) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
+// serverScope is what the phases of one pass over an OpenStackServer
+// share.
+type serverScope struct {
+	oss        *infrav1alpha1.OpenStackServer
+	cloud      server.Scope
+	req        server.Request
+	instanceID string // the Nova server recorded before this pass ("" if none)
+}
 
+// reconcileNormal walks the steps in order, one phase each, and stops at
+// the first that is not done; each step records its condition.
+func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.OpenStackServer) (ctrl.Result, error) {
 	// The finalizer is stored before anything exists in OpenStack.
 	if controllerutil.AddFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
 		return ctrl.Result{}, nil
 	}
-
 	// After a terminal error, wait for a change or for the retry time.
 	if d := r.memo.parkedFor(oss, time.Now()); d > 0 {
 		return ctrl.Result{RequeueAfter: d}, nil
 	}
+	s := &serverScope{oss: oss, instanceID: ptr.Deref(oss.Status.InstanceID, "")}
+	return phases.Run(ctx, s,
+		r.connect,
+		r.resolveReferences,
+		r.reconcilePorts,
+		r.reconcileVolumes,
+		r.reconcileInstance,
+	)
+}
 
-	clientSet, err := r.Scopes.For(ctx, oss.Namespace, oss.Spec.IdentityRef)
+// connect gets the clients of the server's identity, and its user data
+// while the server is still to be created.
+func (r *Reconciler) connect(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+	clientSet, err := r.Scopes.For(ctx, s.oss.Namespace, s.oss.Spec.IdentityRef)
 	if err != nil {
-		return r.outcome(oss, currentStep(oss), err)
+		return phases.Stop(r.outcome(s.oss, currentStep(s.oss), err))
 	}
-	s := server.Scope{Clients: clientSet, Log: log}
-	req, err := r.request(ctx, oss)
-	if err != nil {
-		return r.outcome(oss, currentStep(oss), err)
+	s.cloud = server.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
+	if s.req, err = r.request(ctx, s.oss); err != nil {
+		return phases.Stop(r.outcome(s.oss, currentStep(s.oss), err))
 	}
+	return phases.Next()
+}
 
-	// 1. Resolve references once, and store the result before creating
-	// anything, so delete can trust it and it is never resolved again.
+// resolveReferences resolves the spec's references once, and stores the
+// result before anything is created, so delete can trust it and it is
+// never resolved again.
+func (r *Reconciler) resolveReferences(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+	oss := s.oss
 	if oss.Status.Resolved == nil {
-		resolved, err := server.Resolve(ctx, s, req)
+		resolved, err := server.Resolve(ctx, s.cloud, s.req)
 		if err != nil {
-			return r.outcome(oss, infrav1.ReferencesResolvedCondition, err)
+			return phases.Stop(r.outcome(oss, infrav1.ReferencesResolvedCondition, err))
 		}
 		oss.Status.Resolved = resolved
 		conditions.MarkTrue(oss, infrav1.ReferencesResolvedCondition, "")
 		conditions.MarkUnknown(oss, infrav1.PortsReadyCondition, infrav1.WaitingForDependenciesReason, "ports are created next")
-		// Return; the status write's own event brings the next pass.
-		return ctrl.Result{}, nil
+		// The status write's own event brings the next pass.
+		return phases.Stop(ctrl.Result{}, nil)
 	}
 	conditions.MarkTrue(oss, infrav1.ReferencesResolvedCondition, "")
 	if oss.Status.Resources == nil {
 		oss.Status.Resources = &infrav1alpha1.ServerResources{}
 	}
+	return phases.Next()
+}
 
-	// 2. Ports and trunks.
-	portStatus, err := server.EnsurePorts(ctx, s, oss.Status.Resolved.Ports, oss.Status.Resources.Ports)
+// reconcilePorts makes the ports and trunks exist.
+func (r *Reconciler) reconcilePorts(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+	oss := s.oss
+	portStatus, err := server.EnsurePorts(ctx, s.cloud, oss.Status.Resolved.Ports, oss.Status.Resources.Ports)
 	oss.Status.Resources.Ports = portStatus
 	if err != nil {
-		return r.outcome(oss, infrav1.PortsReadyCondition, err)
+		return phases.Stop(r.outcome(oss, infrav1.PortsReadyCondition, err))
 	}
 	conditions.MarkTrue(oss, infrav1.PortsReadyCondition, fmt.Sprintf("%d port(s)", len(portStatus)))
+	return phases.Next()
+}
 
-	instanceID := ptr.Deref(oss.Status.InstanceID, "")
-
-	// 3. Volumes that must exist before the server (only before it does).
-	if instanceID == "" {
-		vols, err := server.EnsureVolumes(ctx, s, req, oss.Status.Resolved, oss.Status.Resources.Volumes)
+// reconcileVolumes makes the volumes that must exist before the server
+// exist (only before it does).
+func (r *Reconciler) reconcileVolumes(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+	oss := s.oss
+	if s.instanceID == "" {
+		vols, err := server.EnsureVolumes(ctx, s.cloud, s.req, oss.Status.Resolved, oss.Status.Resources.Volumes)
 		if vols != nil {
 			oss.Status.Resources.Volumes = vols
 		}
 		if err != nil {
-			return r.outcome(oss, infrav1.VolumesReadyCondition, err)
+			return phases.Stop(r.outcome(oss, infrav1.VolumesReadyCondition, err))
 		}
 	}
 	conditions.MarkTrue(oss, infrav1.VolumesReadyCondition, "")
+	return phases.Next()
+}
 
-	// 4. The server. Nova is asked at most once per buildPoll per server,
-	// however many events arrive (each status write brings one).
-	if instanceID != "" {
+// reconcileInstance creates (or adopts) the Nova server and records what
+// Nova says of it. Nova is asked at most once per buildPoll per server,
+// however many events arrive (each status write brings one).
+func (r *Reconciler) reconcileInstance(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+	oss := s.oss
+	if s.instanceID != "" {
 		if recent, left := r.memo.polledWithin(oss.UID, buildPoll, time.Now()); recent {
 			if ptr.Deref(oss.Status.InstanceState, "") == infrav1.InstanceStateActive {
-				return ctrl.Result{}, nil
+				return phases.Stop(ctrl.Result{}, nil)
 			}
-			return ctrl.Result{RequeueAfter: left}, nil
+			return phases.Stop(ctrl.Result{RequeueAfter: left}, nil)
 		}
 	}
-	srv, err := server.EnsureInstance(ctx, s, req, oss.Status.Resolved, oss.Status.Resources, instanceID)
+	srv, err := server.EnsureInstance(ctx, s.cloud, s.req, oss.Status.Resolved, oss.Status.Resources, s.instanceID)
 	r.memo.markPolled(oss.UID, time.Now())
 	if errors.Is(err, server.ErrInstanceGone) {
-		return r.instanceGone(oss)
+		return phases.Stop(r.instanceGone(oss))
 	}
 	if err != nil {
-		return r.outcome(oss, infrav1.InstanceReadyCondition, err)
+		return phases.Stop(r.outcome(oss, infrav1.InstanceReadyCondition, err))
 	}
-	if instanceID == "" {
+	if s.instanceID == "" {
 		r.Recorder.Eventf(oss, nil, corev1.EventTypeNormal, "ServerCreated", "Create", "Server %s is %s", srv.ID, srv.Status)
 	}
-	return r.observe(oss, srv), nil
+	return phases.Stop(r.observe(oss, srv), nil)
 }
 
 // request is what the server package needs from the object.
