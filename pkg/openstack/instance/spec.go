@@ -156,102 +156,116 @@ const maxName = 255
 // collide, without calling it. Every problem is reported; errors.As finds
 // the first *Error.
 func (s *Spec) Validate() error {
-	var errs []error
-	add := func(e *Error) { errs = append(errs, e) }
+	var p problems
+	s.checkRefs(&p)
+	s.checkPorts(&p)
+	s.checkVolumes(&p)
+	s.checkMaps(&p)
+	out := make([]error, len(p))
+	for i, e := range p {
+		out[i] = e
+	}
+	return errors.Join(out...)
+}
 
-	if s.Name == "" {
-		add(specError("Name", "is required"))
-	} else if len(s.Name) > maxName {
-		add(specError("Name", "is longer than %d characters", maxName))
-	}
-	if e := checkRef("Image", s.Image, true); e != nil {
-		add(e)
-	}
-	if e := checkRef("Flavor", s.Flavor, false); e != nil {
-		add(e)
-	}
-	if !s.ServerGroup.IsZero() {
-		if e := checkRef("ServerGroup", s.ServerGroup, false); e != nil {
-			add(e)
+// problems collects what Validate finds; a nil *Error is no problem.
+type problems []*Error
+
+func (p *problems) add(errs ...*Error) {
+	for _, e := range errs {
+		if e != nil {
+			*p = append(*p, e)
 		}
+	}
+}
+
+// checkRefs checks the name, the references and the tags.
+func (s *Spec) checkRefs(p *problems) {
+	if s.Name == "" {
+		p.add(specError("Name", "is required"))
+	} else if len(s.Name) > maxName {
+		p.add(specError("Name", "is longer than %d characters", maxName))
+	}
+	p.add(checkRef("Image", s.Image, true))
+	p.add(checkRef("Flavor", s.Flavor, false))
+	if !s.ServerGroup.IsZero() {
+		p.add(checkRef("ServerGroup", s.ServerGroup, false))
 	}
 	for i, sg := range s.SecurityGroups {
-		if e := checkRef(fmt.Sprintf("SecurityGroups[%d]", i), sg, true); e != nil {
-			add(e)
-		}
+		p.add(checkRef(fmt.Sprintf("SecurityGroups[%d]", i), sg, true))
 	}
 	for i, t := range s.Tags {
-		if e := checkTag(fmt.Sprintf("Tags[%d]", i), t); e != nil {
-			add(e)
-		}
+		p.add(checkTag(fmt.Sprintf("Tags[%d]", i), t))
 	}
+}
 
+// checkPorts checks every port, and that no two get one name (they would
+// adopt each other).
+func (s *Spec) checkPorts(p *problems) {
 	if len(s.Ports) == 0 {
-		add(specError("Ports", "needs at least one port"))
+		p.add(specError("Ports", "needs at least one port"))
 	}
-	// Two ports with one name would adopt each other.
 	names := map[string]int{}
-	for i, p := range s.Ports {
+	for i, port := range s.Ports {
 		path := fmt.Sprintf("Ports[%d]", i)
-		name := server.PortName(s.Name, i, infrav1.PortOpts{NameSuffix: ptr.To(p.NameSuffix)})
+		name := server.PortName(s.Name, i, infrav1.PortOpts{NameSuffix: ptr.To(port.NameSuffix)})
 		if j, dup := names[name]; dup {
-			add(specError(path+".NameSuffix", "gives the port the name %q of Ports[%d]", name, j))
+			p.add(specError(path+".NameSuffix", "gives the port the name %q of Ports[%d]", name, j))
 		}
 		names[name] = i
 		if len(name) > maxName {
-			add(specError(path+".NameSuffix", "makes the port name longer than %d characters", maxName))
+			p.add(specError(path+".NameSuffix", "makes the port name longer than %d characters", maxName))
 		}
-		for _, e := range checkPort(path, p) {
-			add(e)
-		}
+		p.add(checkPort(path, port)...)
 	}
+}
 
+// checkVolumes checks the root volume and the additional volumes.
+func (s *Spec) checkVolumes(p *problems) {
 	if rv := s.RootVolume; rv != nil {
 		if rv.SizeGiB < 1 || rv.SizeGiB > math.MaxInt32 {
-			add(specError("RootVolume.SizeGiB", "must be at least 1"))
+			p.add(specError("RootVolume.SizeGiB", "must be at least 1"))
 		}
-		if e := checkAZ("RootVolume.AvailabilityZone", rv.AvailabilityZone); e != nil {
-			add(e)
-		}
+		p.add(checkAZ("RootVolume.AvailabilityZone", rv.AvailabilityZone))
 	}
 	seen := map[string]bool{}
 	for i, v := range s.Volumes {
 		path := fmt.Sprintf("Volumes[%d]", i)
 		switch {
 		case v.Name == "":
-			add(specError(path+".Name", "is required"))
+			p.add(specError(path+".Name", "is required"))
 		case v.Name == "root":
-			add(specError(path+".Name", "root is reserved for the root volume"))
+			p.add(specError(path+".Name", "root is reserved for the root volume"))
 		case seen[v.Name]:
-			add(specError(path+".Name", "%q is used by another volume", v.Name))
+			p.add(specError(path+".Name", "%q is used by another volume", v.Name))
 		}
 		seen[v.Name] = true
 		if v.SizeGiB < 1 || v.SizeGiB > math.MaxInt32 {
-			add(specError(path+".SizeGiB", "must be at least 1"))
+			p.add(specError(path+".SizeGiB", "must be at least 1"))
 		}
 		if v.Local && (v.Type != "" || v.AvailabilityZone != "") {
-			add(specError(path, "a Local disk takes no Type or AvailabilityZone"))
+			p.add(specError(path, "a Local disk takes no Type or AvailabilityZone"))
 		}
-		if e := checkAZ(path+".AvailabilityZone", v.AvailabilityZone); e != nil {
-			add(e)
-		}
+		p.add(checkAZ(path+".AvailabilityZone", v.AvailabilityZone))
 	}
+}
 
+// checkMaps checks the metadata and the scheduler hints, in key order.
+func (s *Spec) checkMaps(p *problems) {
 	for _, k := range sortedKeys(s.Metadata) {
 		if k == "" || len(k) > maxName {
-			add(specError("Metadata", "keys must have 1 to %d characters", maxName))
+			p.add(specError("Metadata", "keys must have 1 to %d characters", maxName))
 		} else if v := s.Metadata[k]; v == "" || len(v) > maxName {
-			add(specError(fmt.Sprintf("Metadata[%s]", k), "must have 1 to %d characters", maxName))
+			p.add(specError(fmt.Sprintf("Metadata[%s]", k), "must have 1 to %d characters", maxName))
 		}
 	}
 	for _, k := range sortedKeys(s.SchedulerHints) {
 		if k == "" {
-			add(specError("SchedulerHints", "keys must not be empty"))
+			p.add(specError("SchedulerHints", "keys must not be empty"))
 		} else if _, ok := hintValue(s.SchedulerHints[k]); !ok {
-			add(specError(fmt.Sprintf("SchedulerHints[%s]", k), "must be a bool, a string or a 32-bit integer, not %T", s.SchedulerHints[k]))
+			p.add(specError(fmt.Sprintf("SchedulerHints[%s]", k), "must be a bool, a string or a 32-bit integer, not %T", s.SchedulerHints[k]))
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func checkPort(path string, p Port) []*Error {

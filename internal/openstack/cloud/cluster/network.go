@@ -296,61 +296,20 @@ func EnsureRouter(ctx context.Context, s Scope, req Request, net *infrav1.Networ
 	if known != nil {
 		// Read, not trusted: a router deleted out of band is looked up
 		// again below (and recreated when it is the provider's).
-		list, err := s.Clients.NetworkInfra.ListRouters(ctx, routers.ListOpts{ID: known.ID})
-		if err != nil {
-			if e := clients.Classify(err, "reading router "+known.Name); e.Reason != clients.ReasonNotFound {
-				return known, e
-			}
+		exists, err := routerExists(ctx, s, known)
+		if err != nil || exists {
+			return known, err
 		}
-		if len(list) == 1 {
-			return known, nil
-		}
-		s.Log.Info("The cluster router is gone from OpenStack", "router", known.Name, "id", known.ID)
 	}
 	var rt *routers.Router
+	var err error
 	if p := req.Spec.Router; p != nil {
-		q := routers.ListOpts{}
-		if p.ID != nil {
-			q.ID = *p.ID
-		} else {
-			f := p.Filter
-			q = routers.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
-				Tags: joinTags(f.Tags), TagsAny: joinTags(f.TagsAny), NotTags: joinTags(f.NotTags), NotTagsAny: joinTags(f.NotTagsAny)}
-		}
-		list, err := s.Clients.NetworkInfra.ListRouters(ctx, q)
-		if err != nil {
-			return nil, clients.Classify(err, "looking up the router")
-		}
-		if len(list) != 1 {
-			if len(list) == 0 {
-				return nil, notFound("router", p)
-			}
-			return nil, terminal(clients.ReasonAmbiguous, "%d routers match %s", len(list), describe(p))
-		}
-		rt = &list[0]
+		rt, err = userRouter(ctx, s, p)
 	} else {
-		name := req.ResourceName()
-		list, err := s.Clients.NetworkInfra.ListRouters(ctx, routers.ListOpts{Name: name, ProjectID: s.Clients.ProjectID})
-		if err != nil {
-			return nil, clients.Classify(err, "looking up router "+name)
-		}
-		switch len(list) {
-		case 0:
-			opts := routers.CreateOpts{Name: name, Description: "Created by ocp-capi for cluster " + req.Namespace + "/" + req.Name,
-				GatewayInfo: &routers.GatewayInfo{NetworkID: ext.ID}}
-			rt, err = s.Clients.NetworkInfra.CreateRouter(ctx, opts)
-			if err != nil {
-				return nil, clients.Classify(err, "creating router "+name)
-			}
-			s.Log.Info("Created router", "router", name, "id", rt.ID)
-			if err := tag(ctx, s, "routers", rt.ID, req.Spec.Tags, &rt.Tags); err != nil {
-				return nil, err
-			}
-		case 1:
-			rt = &list[0]
-		default:
-			return nil, terminal(clients.ReasonAmbiguous, "%d routers are named %q; delete the extra ones", len(list), name)
-		}
+		rt, err = managedRouter(ctx, s, req, ext)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// The interface: adding it twice is refused with 400 "already has a
 	// port on subnet", which is success here.
@@ -365,6 +324,73 @@ func EnsureRouter(ctx context.Context, s Scope, req Request, net *infrav1.Networ
 		out.IPs = append(out.IPs, ip.IPAddress)
 	}
 	return out, nil
+}
+
+// routerExists reads the router the status names.
+func routerExists(ctx context.Context, s Scope, known *infrav1.Router) (bool, error) {
+	list, err := s.Clients.NetworkInfra.ListRouters(ctx, routers.ListOpts{ID: known.ID})
+	if err != nil {
+		if e := clients.Classify(err, "reading router "+known.Name); e.Reason != clients.ReasonNotFound {
+			return false, e
+		}
+	}
+	if len(list) == 1 {
+		return true, nil
+	}
+	s.Log.Info("The cluster router is gone from OpenStack", "router", known.Name, "id", known.ID)
+	return false, nil
+}
+
+// userRouter finds the router the spec names (by ID or filter).
+func userRouter(ctx context.Context, s Scope, p *infrav1.RouterParam) (*routers.Router, error) {
+	q := routers.ListOpts{}
+	if p.ID != nil {
+		q.ID = *p.ID
+	} else {
+		f := p.Filter
+		q = routers.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
+			Tags: joinTags(f.Tags), TagsAny: joinTags(f.TagsAny), NotTags: joinTags(f.NotTags), NotTagsAny: joinTags(f.NotTagsAny)}
+	}
+	list, err := s.Clients.NetworkInfra.ListRouters(ctx, q)
+	if err != nil {
+		return nil, clients.Classify(err, "looking up the router")
+	}
+	switch len(list) {
+	case 1:
+		return &list[0], nil
+	case 0:
+		return nil, notFound("router", p)
+	default:
+		return nil, terminal(clients.ReasonAmbiguous, "%d routers match %s", len(list), describe(p))
+	}
+}
+
+// managedRouter adopts the cluster's router by name, or creates it with
+// its gateway on the external network.
+func managedRouter(ctx context.Context, s Scope, req Request, ext *infrav1.NetworkStatus) (*routers.Router, error) {
+	name := req.ResourceName()
+	list, err := s.Clients.NetworkInfra.ListRouters(ctx, routers.ListOpts{Name: name, ProjectID: s.Clients.ProjectID})
+	if err != nil {
+		return nil, clients.Classify(err, "looking up router "+name)
+	}
+	switch len(list) {
+	case 0:
+	case 1:
+		return &list[0], nil
+	default:
+		return nil, terminal(clients.ReasonAmbiguous, "%d routers are named %q; delete the extra ones", len(list), name)
+	}
+	opts := routers.CreateOpts{Name: name, Description: "Created by ocp-capi for cluster " + req.Namespace + "/" + req.Name,
+		GatewayInfo: &routers.GatewayInfo{NetworkID: ext.ID}}
+	rt, err := s.Clients.NetworkInfra.CreateRouter(ctx, opts)
+	if err != nil {
+		return nil, clients.Classify(err, "creating router "+name)
+	}
+	s.Log.Info("Created router", "router", name, "id", rt.ID)
+	if err := tag(ctx, s, "routers", rt.ID, req.Spec.Tags, &rt.Tags); err != nil {
+		return nil, err
+	}
+	return rt, nil
 }
 
 // tag replaces the tags of a new resource (Neutron of Zed ignores tags in

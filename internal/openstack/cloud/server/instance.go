@@ -115,14 +115,23 @@ func createOpts(req Request, resolved *infrav1alpha1.ResolvedServerSpec, res *in
 			opts.Metadata[m.Key] = m.Value
 		}
 	}
+	if rv := spec.RootVolume; rv != nil && rv.SizeGiB > 0 {
+		// Booted from the root volume, which the mapping makes.
+		opts.ImageRef = ""
+	}
+	opts.BlockDevice = blockDevices(spec, resolved, res)
+	return serverCreate{CreateOpts: opts, keyName: spec.SSHKeyName}, schedulerHints(spec, resolved), nil
+}
 
+// blockDevices maps the root volume and the additional block devices;
+// volumes created before the server (res.Volumes) are attached by ID.
+func blockDevices(spec *infrav1alpha1.OpenStackServerSpec, resolved *infrav1alpha1.ResolvedServerSpec, res *infrav1alpha1.ServerResources) []servers.BlockDevice {
 	pre := map[string]string{}
 	for _, v := range res.Volumes {
 		pre[v.Name] = v.ID
 	}
 	var bdm []servers.BlockDevice
 	if rv := spec.RootVolume; rv != nil && rv.SizeGiB > 0 {
-		opts.ImageRef = ""
 		if id, ok := pre["root"]; ok {
 			bdm = append(bdm, servers.BlockDevice{SourceType: servers.SourceVolume, UUID: id, BootIndex: 0,
 				DestinationType: servers.DestinationVolume, DeleteOnTermination: true, Tag: "root"})
@@ -151,27 +160,30 @@ func createOpts(req Request, resolved *infrav1alpha1.ResolvedServerSpec, res *in
 		}
 		bdm = append(bdm, d)
 	}
-	opts.BlockDevice = bdm
+	return bdm
+}
 
-	var hints servers.SchedulerHintOptsBuilder
-	if resolved.ServerGroupID != "" || len(spec.SchedulerHintAdditionalProperties) > 0 {
-		h := servers.SchedulerHintOpts{Group: resolved.ServerGroupID}
-		if len(spec.SchedulerHintAdditionalProperties) > 0 {
-			h.AdditionalProperties = map[string]any{}
-			for _, p := range spec.SchedulerHintAdditionalProperties {
-				switch p.Value.Type {
-				case infrav1.SchedulerHintTypeBool:
-					h.AdditionalProperties[p.Name] = ptr.Deref(p.Value.Bool, false)
-				case infrav1.SchedulerHintTypeNumber:
-					h.AdditionalProperties[p.Name] = ptr.Deref(p.Value.Number, 0)
-				default:
-					h.AdditionalProperties[p.Name] = ptr.Deref(p.Value.String, "")
-				}
+// schedulerHints are the server group and the additional hints; nil when
+// there are none.
+func schedulerHints(spec *infrav1alpha1.OpenStackServerSpec, resolved *infrav1alpha1.ResolvedServerSpec) servers.SchedulerHintOptsBuilder {
+	if resolved.ServerGroupID == "" && len(spec.SchedulerHintAdditionalProperties) == 0 {
+		return nil
+	}
+	h := servers.SchedulerHintOpts{Group: resolved.ServerGroupID}
+	if len(spec.SchedulerHintAdditionalProperties) > 0 {
+		h.AdditionalProperties = map[string]any{}
+		for _, p := range spec.SchedulerHintAdditionalProperties {
+			switch p.Value.Type {
+			case infrav1.SchedulerHintTypeBool:
+				h.AdditionalProperties[p.Name] = ptr.Deref(p.Value.Bool, false)
+			case infrav1.SchedulerHintTypeNumber:
+				h.AdditionalProperties[p.Name] = ptr.Deref(p.Value.Number, 0)
+			default:
+				h.AdditionalProperties[p.Name] = ptr.Deref(p.Value.String, "")
 			}
 		}
-		hints = h
 	}
-	return serverCreate{CreateOpts: opts, keyName: spec.SSHKeyName}, hints, nil
+	return h
 }
 
 // Addresses turns Nova's address map into machine addresses: fixed

@@ -50,18 +50,45 @@ func (p portsByName) ToPortListQuery() (string, error) {
 // tag at create), one trunk lookup per adopted trunk port and one create
 // per missing trunk.
 func EnsurePorts(ctx context.Context, s Scope, resolved []infrav1.ResolvedPortSpec, known []infrav1.PortStatus) ([]infrav1.PortStatus, error) {
-	if len(known) == len(resolved) && len(resolved) > 0 {
-		complete := true
-		for _, p := range known {
-			if p.ID == "" {
-				complete = false
-			}
+	if allKnown(resolved, known) {
+		return known, nil
+	}
+	byName, err := portsToAdopt(ctx, s, resolved, known)
+	if err != nil {
+		return known, err
+	}
+	ext := &neutronExtensions{s: s}
+	out := make([]infrav1.PortStatus, 0, len(resolved))
+	for i, rp := range resolved {
+		if i < len(known) && known[i].ID != "" {
+			out = append(out, known[i])
+			continue
 		}
-		if complete {
-			return known, nil
+		st, err := ensurePort(ctx, s, ext, rp, byName)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// allKnown reports whether the status already names every port.
+func allKnown(resolved []infrav1.ResolvedPortSpec, known []infrav1.PortStatus) bool {
+	if len(known) != len(resolved) || len(resolved) == 0 {
+		return false
+	}
+	for _, p := range known {
+		if p.ID == "" {
+			return false
 		}
 	}
+	return true
+}
 
+// portsToAdopt looks up, in one list, the ports the status does not name,
+// by name. Two ports with one name are refused rather than guessed.
+func portsToAdopt(ctx context.Context, s Scope, resolved []infrav1.ResolvedPortSpec, known []infrav1.PortStatus) (map[string]ports.Port, error) {
 	byName := map[string]ports.Port{}
 	var missing []string
 	for i, rp := range resolved {
@@ -70,82 +97,94 @@ func EnsurePorts(ctx context.Context, s Scope, resolved []infrav1.ResolvedPortSp
 		}
 		missing = append(missing, rp.Name)
 	}
-	if len(missing) > 0 {
-		existing, err := s.Clients.Network.ListPorts(ctx, portsByName{projectID: s.Clients.ProjectID, names: missing})
-		if err != nil {
-			return known, clients.Classify(err, "listing the server's ports")
-		}
-		for _, p := range existing {
-			if _, dup := byName[p.Name]; dup {
-				return known, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonAmbiguous,
-					Message: fmt.Sprintf("more than one port is named %q; delete the extra one", p.Name)}
-			}
-			byName[p.Name] = p
-		}
+	if len(missing) == 0 {
+		return byName, nil
 	}
+	existing, err := s.Clients.Network.ListPorts(ctx, portsByName{projectID: s.Clients.ProjectID, names: missing})
+	if err != nil {
+		return nil, clients.Classify(err, "listing the server's ports")
+	}
+	for _, p := range existing {
+		if _, dup := byName[p.Name]; dup {
+			return nil, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonAmbiguous,
+				Message: fmt.Sprintf("more than one port is named %q; delete the extra one", p.Name)}
+		}
+		byName[p.Name] = p
+	}
+	return byName, nil
+}
 
-	var ext map[string]bool
-	needExt := func() (map[string]bool, error) {
-		if ext != nil {
-			return ext, nil
-		}
-		e, err := s.Clients.Network.Extensions(ctx)
-		if err != nil {
-			return nil, clients.Classify(err, "listing Neutron extensions")
-		}
-		ext = e
-		return ext, nil
-	}
+// neutronExtensions reads Neutron's extensions when a step first needs
+// them: a pass that only adopts tagged ports never asks.
+type neutronExtensions struct {
+	s   Scope
+	ext map[string]bool
+}
 
-	out := make([]infrav1.PortStatus, 0, len(resolved))
-	for i, rp := range resolved {
-		if i < len(known) && known[i].ID != "" {
-			out = append(out, known[i])
-			continue
-		}
-		port, adopted := byName[rp.Name]
-		if !adopted {
-			e, err := needExt()
-			if err != nil {
-				return out, err
-			}
-			created, err := createPort(ctx, s, rp, e)
-			if err != nil {
-				return out, err
-			}
-			port = *created
-			s.Log.V(2).Info("Created port", "port", rp.Name, "id", port.ID)
-		} else {
-			s.Log.V(2).Info("Adopted port", "port", rp.Name, "id", port.ID)
-			// A tag call that failed after the create is made again.
-			if tags := tagStrings(rp.Tags); !subset(tags, port.Tags) {
-				e, err := needExt()
-				if err != nil {
-					return out, err
-				}
-				if e[extTags] {
-					if err := s.Clients.Network.ReplaceAllTags(ctx, "ports", port.ID, tags); err != nil {
-						return out, clients.Classify(err, "tagging port "+rp.Name)
-					}
-				}
-			}
-		}
-		if ptr.Deref(rp.Trunk, false) {
-			e, err := needExt()
-			if err != nil {
-				return out, err
-			}
-			if !e[extTrunk] {
-				return out, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec,
-					Message: fmt.Sprintf("port %s asks for a trunk but Neutron has no %q extension", rp.Name, extTrunk)}
-			}
-			if err := ensureTrunk(ctx, s, rp, port.ID, adopted, e); err != nil {
-				return out, err
-			}
-		}
-		out = append(out, infrav1.PortStatus{ID: port.ID, MACAddress: port.MACAddress})
+func (n *neutronExtensions) get(ctx context.Context) (map[string]bool, error) {
+	if n.ext != nil {
+		return n.ext, nil
 	}
-	return out, nil
+	e, err := n.s.Clients.Network.Extensions(ctx)
+	if err != nil {
+		return nil, clients.Classify(err, "listing Neutron extensions")
+	}
+	n.ext = e
+	return e, nil
+}
+
+// ensurePort adopts the port named for rp (byName) or creates it, then
+// its trunk if it asks for one.
+func ensurePort(ctx context.Context, s Scope, ext *neutronExtensions, rp infrav1.ResolvedPortSpec, byName map[string]ports.Port) (infrav1.PortStatus, error) {
+	port, adopted := byName[rp.Name]
+	if !adopted {
+		e, err := ext.get(ctx)
+		if err != nil {
+			return infrav1.PortStatus{}, err
+		}
+		created, err := createPort(ctx, s, rp, e)
+		if err != nil {
+			return infrav1.PortStatus{}, err
+		}
+		port = *created
+		s.Log.V(2).Info("Created port", "port", rp.Name, "id", port.ID)
+	} else {
+		s.Log.V(2).Info("Adopted port", "port", rp.Name, "id", port.ID)
+		if err := retagPort(ctx, s, ext, rp, port); err != nil {
+			return infrav1.PortStatus{}, err
+		}
+	}
+	if ptr.Deref(rp.Trunk, false) {
+		e, err := ext.get(ctx)
+		if err != nil {
+			return infrav1.PortStatus{}, err
+		}
+		if !e[extTrunk] {
+			return infrav1.PortStatus{}, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec,
+				Message: fmt.Sprintf("port %s asks for a trunk but Neutron has no %q extension", rp.Name, extTrunk)}
+		}
+		if err := ensureTrunk(ctx, s, rp, port.ID, adopted, e); err != nil {
+			return infrav1.PortStatus{}, err
+		}
+	}
+	return infrav1.PortStatus{ID: port.ID, MACAddress: port.MACAddress}, nil
+}
+
+// retagPort makes again a tag call that failed after an adopted port was
+// created.
+func retagPort(ctx context.Context, s Scope, ext *neutronExtensions, rp infrav1.ResolvedPortSpec, port ports.Port) error {
+	tags := tagStrings(rp.Tags)
+	if subset(tags, port.Tags) {
+		return nil
+	}
+	e, err := ext.get(ctx)
+	if err != nil || !e[extTags] {
+		return err
+	}
+	if err := s.Clients.Network.ReplaceAllTags(ctx, "ports", port.ID, tags); err != nil {
+		return clients.Classify(err, "tagging port "+rp.Name)
+	}
+	return nil
 }
 
 // portCreate is a port create request with the extension attributes

@@ -74,6 +74,7 @@ func FromMachineSpec(in Input) (*infrav1alpha1.OpenStackServerSpec, error) {
 		ServerMetadata:                    spec.ServerMetadata,
 		SchedulerHintAdditionalProperties: spec.SchedulerHintAdditionalProperties,
 		SecurityGroups:                    spec.SecurityGroups,
+		Tags:                              tags(d.Tags, spec.Tags),
 	}
 	switch {
 	case spec.Flavor.ID != nil:
@@ -83,7 +84,6 @@ func FromMachineSpec(in Input) (*infrav1alpha1.OpenStackServerSpec, error) {
 	default:
 		return nil, fmt.Errorf("%s.flavor needs id or filter.name", path)
 	}
-
 	switch {
 	case spec.IdentityRef != nil:
 		out.IdentityRef = *spec.IdentityRef
@@ -92,7 +92,6 @@ func FromMachineSpec(in Input) (*infrav1alpha1.OpenStackServerSpec, error) {
 	default:
 		return nil, fmt.Errorf("%s.identityRef is not set and the cluster's infrastructure provides no identity", path)
 	}
-
 	if spec.Trunk {
 		out.Trunk = ptr.To(true)
 	}
@@ -102,37 +101,55 @@ func FromMachineSpec(in Input) (*infrav1alpha1.OpenStackServerSpec, error) {
 	if in.UserDataSecret != "" {
 		out.UserDataRef = &corev1.LocalObjectReference{Name: in.UserDataSecret}
 	}
+	if len(out.SecurityGroups) == 0 {
+		out.SecurityGroups = append(out.SecurityGroups, roleSecurityGroups(d, in.Role)...)
+	}
+	ports, err := portsOn(spec.Ports, d, path)
+	if err != nil {
+		return nil, err
+	}
+	out.Ports = ports
+	return out, nil
+}
 
-	// Tags: the cluster's, then the server's, without duplicates.
+// tags are the cluster's, then the server's, without duplicates.
+func tags(cluster, server []string) []string {
+	var out []string
 	seen := map[string]bool{}
-	for _, t := range append(append([]string{}, d.Tags...), spec.Tags...) { //nolint:gocritic // a fresh slice on purpose
+	for _, t := range append(append([]string{}, cluster...), server...) { //nolint:gocritic // a fresh slice on purpose
 		if !seen[t] {
 			seen[t] = true
-			out.Tags = append(out.Tags, t)
+			out = append(out, t)
 		}
 	}
+	return out
+}
 
-	// Security groups: the spec's, or the cluster's for the role.
-	if len(out.SecurityGroups) == 0 {
-		from := d.WorkerSecurityGroups
-		switch in.Role {
-		case ControlPlane:
-			from = d.ControlPlaneSecurityGroups
-		case Bastion:
-			from = d.BastionSecurityGroups
-		}
-		// Copies: the spec must not share memory with the defaults.
-		for i := range from {
-			out.SecurityGroups = append(out.SecurityGroups, *from[i].DeepCopy())
-		}
+// roleSecurityGroups are the cluster's security groups for the role, for a
+// spec that names none. Copies: the spec must not share memory with the
+// defaults.
+func roleSecurityGroups(d *Defaults, role Role) []infrav1.SecurityGroupParam {
+	from := d.WorkerSecurityGroups
+	switch role {
+	case ControlPlane:
+		from = d.ControlPlaneSecurityGroups
+	case Bastion:
+		from = d.BastionSecurityGroups
 	}
+	var out []infrav1.SecurityGroupParam
+	for i := range from {
+		out = append(out, *from[i].DeepCopy())
+	}
+	return out
+}
 
-	// Ports: the spec's, each on the cluster network unless it names one;
-	// a spec with none gets one port on the cluster network.
-	ports := spec.Ports
+// portsOn are the spec's ports, each on the cluster network unless it
+// names one; a spec with none gets one port on the cluster network.
+func portsOn(ports []infrav1.PortOpts, d *Defaults, path string) ([]infrav1.PortOpts, error) {
 	if len(ports) == 0 {
 		ports = []infrav1.PortOpts{{}}
 	}
+	out := make([]infrav1.PortOpts, 0, len(ports))
 	for i := range ports {
 		p := ports[i]
 		if p.Network == nil {
@@ -146,7 +163,7 @@ func FromMachineSpec(in Input) (*infrav1alpha1.OpenStackServerSpec, error) {
 				}
 			}
 		}
-		out.Ports = append(out.Ports, p)
+		out = append(out, p)
 	}
 	return out, nil
 }
