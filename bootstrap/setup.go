@@ -95,7 +95,7 @@ func Controllers(o *Options) []manager.Controller {
 					Fetcher:          s.fetcher,
 					AssistedURL:      s.assistedURL,
 					Kinds:            s.kinds,
-					Configs:          s.configs,
+					Freshness:        s.freshness,
 					WatchFilterValue: co.WatchFilterValue,
 				}).SetupWithManager(ctx, mgr, co.Options())
 			},
@@ -112,8 +112,7 @@ func Controllers(o *Options) []manager.Controller {
 					APIReader:        mgr.GetAPIReader(),
 					Recorder:         mgr.GetEventRecorder("agent-controller"),
 					Kinds:            s.kinds,
-					Configs:          s.configs,
-					Agents:           s.agents,
+					Freshness:        s.freshness,
 					WatchFilterValue: co.WatchFilterValue,
 				}).SetupWithManager(ctx, mgr, co.Options())
 			},
@@ -125,13 +124,13 @@ type sharedState struct {
 	kinds       index.Kinds
 	fetcher     *ignition.Fetcher
 	assistedURL *url.URL
-	// configs and agents: the versions the two controllers' writes
-	// replaced (both write configs).
-	configs, agents *freshness.Tracker
+	// freshness is the stale-cache guard of both controllers: both write
+	// configs (the Agent controller their status.agentRef).
+	freshness *freshness.Tracker
 }
 
 func (s *sharedState) init(ctx context.Context, mgr ctrl.Manager, o *Options) error {
-	s.configs, s.agents = freshness.New(), freshness.New()
+	s.freshness = freshness.New()
 	var err error
 	if s.fetcher, err = ignition.New(ignition.Options{
 		CABundleFile: o.CABundleFile, CABundle: o.CABundle,

@@ -73,7 +73,7 @@ func Controllers(o *Options) []manager.Controller {
 				Secrets:          secrets,
 				Recorder:         mgr.GetEventRecorder("openshiftassistedcontrolplane-controller"),
 				Workload:         clients,
-				Tracker:          freshness.New(),
+				Freshness:        freshness.New(),
 				UpgradePoll:      o.UpgradePollInterval,
 				WatchFilterValue: co.WatchFilterValue,
 			}).SetupWithManager(ctx, mgr, co.Options())

@@ -51,11 +51,9 @@ const (
 	// hostRetry: the Agent's host is not known yet (a BareMetalHost not
 	// claimed, a MAC not on any host yet).
 	hostRetry = 30 * time.Second
-	// claimRetry: the config changed under the claim (optimistic lock).
+	// claimRetry: the config or the Agent changed under our write
+	// (optimistic lock).
 	claimRetry = 200 * time.Millisecond
-	// staleRetry: the cached copy predates our own write, whose event is
-	// on its way; this is only the fallback.
-	staleRetry = 2 * time.Second
 )
 
 // Reconciler reconciles Agents.
@@ -67,9 +65,9 @@ type Reconciler struct {
 	Recorder         events.EventRecorder
 	Kinds            index.Kinds
 	WatchFilterValue string
-	// Configs and Agents record the versions the controllers' writes
-	// replaced, so that a stale cached copy is not acted on.
-	Configs, Agents *freshness.Tracker
+	// Freshness is the stale-cache guard the provider's controllers share:
+	// a cached Agent or config that our own write replaced is not acted on.
+	Freshness *freshness.Tracker
 }
 
 // SetupWithManager registers the controller. The indexes of package index

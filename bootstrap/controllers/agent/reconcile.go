@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/go-logr/logr"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,7 +14,6 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/external"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,147 +25,248 @@ import (
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/gate"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/infraenv"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
+// scope is what one reconcile of an Agent works on; its phases fill it in,
+// in their order.
+type scope struct {
+	key types.NamespacedName
+	log logr.Logger
+	// agent is the Agent; base is it as read.
+	agent, base *aiv1beta1.Agent
+	infraEnv    *aiv1beta1.InfraEnv
+	config      *bootstrapv1.OpenshiftAssistedConfig
+	machine     *clusterv1.Machine
+	// needClaim: the config does not name this Agent in status.agentRef yet.
+	needClaim bool
+	host      *host.Host
+	// changed: the Agent differs from what the machine asks of it; specErr:
+	// what the machine asks cannot be built (a host variable without value).
+	changed bool
+	specErr error
+}
+
 // Reconcile binds one Agent to its Machine and writes what the machine
-// asks of it. It writes nothing when the Agent already says it all.
+// asks of it, in phases; each stops the flow when there is nothing (more) to
+// do for the Agent. It writes nothing when the Agent already says it all.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
+	s := &scope{key: req.NamespacedName, log: ctrl.LoggerFrom(ctx)}
+	return skeleton.RunPhases(ctx, s,
+		r.readAgent,    // a live Agent, reported on by assisted-service, not stale
+		r.readInfraEnv, // its InfraEnv, one this provider made (within --watch-filter)
+		r.findConfig,   // the config of the machine it belongs to, not stale, not being deleted
+		r.readMachine,  // the config's live Machine and its Cluster, not paused
+		r.checkHolder,  // the machine is this Agent's or free (else the Agent is a duplicate)
+		r.readHost,     // the machine's host: its variables, labels and provider ID
+		r.desire,       // role, hostname, labels, overrides and approval, applied to the copy
+		r.claim,        // the config's status.agentRef, under an optimistic lock
+		r.writeAgent,   // the Agent's fields we own, under an optimistic lock, and the events
+	)
+}
+
+// readAgent reads the Agent. It stops at an Agent that is being deleted, at
+// a cached copy our own write replaced, at an Agent no InfraEnv names, and at
+// one assisted-service has not reported on yet (it creates an Agent, then
+// writes its status: that write's event is awaited rather than raced).
+func (r *Reconciler) readAgent(ctx context.Context, s *scope) (ctrl.Result, error) {
 	agent := &aiv1beta1.Agent{}
-	if err := r.Client.Get(ctx, req.NamespacedName, agent); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if err := r.Client.Get(ctx, s.key, agent); err != nil {
+		return ctrl.Result{}, stopUnlessError(client.IgnoreNotFound(err))
 	}
-	if !agent.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+	switch {
+	case !agent.DeletionTimestamp.IsZero():
+		return ctrl.Result{}, skeleton.ErrStop
+	case r.Freshness.Stale(agent):
+		return ctrl.Result{RequeueAfter: freshness.Retry}, skeleton.ErrStop
+	case agent.Labels[aiv1beta1.InfraEnvNameLabel] == "":
+		return ctrl.Result{}, skeleton.ErrStop
+	case agent.Status.DebugInfo.State == "" && len(agent.Status.Inventory.Interfaces) == 0:
+		return ctrl.Result{}, skeleton.ErrStop
 	}
-	if r.Agents.Stale(req.NamespacedName, agent.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
-	}
-	ieName := agent.Labels[aiv1beta1.InfraEnvNameLabel]
-	if ieName == "" {
-		return ctrl.Result{}, nil
-	}
-	// assisted-service creates an Agent, then writes its status (inventory,
-	// state): wait for that write's event rather than race it.
-	if agent.Status.DebugInfo.State == "" && len(agent.Status.Inventory.Interfaces) == 0 {
-		return ctrl.Result{}, nil
-	}
+	s.agent, s.base = agent, agent.DeepCopy()
+	return ctrl.Result{}, nil
+}
+
+// readInfraEnv reads the Agent's InfraEnv; one this provider did not make
+// is someone else's discovery environment, and its Agents are left alone.
+func (r *Reconciler) readInfraEnv(ctx context.Context, s *scope) (ctrl.Result, error) {
 	ie := &aiv1beta1.InfraEnv{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: agent.Namespace, Name: ieName}, ie); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	key := types.NamespacedName{Namespace: s.agent.Namespace, Name: s.agent.Labels[aiv1beta1.InfraEnvNameLabel]}
+	if err := r.Client.Get(ctx, key, ie); err != nil {
+		return ctrl.Result{}, stopUnlessError(client.IgnoreNotFound(err))
 	}
 	perConfig, shared := ie.Labels[bootstrapv1.ConfigLabel], ie.Labels[bootstrapv1.TemplateInfraEnvLabel]
 	if perConfig == "" && shared == "" {
-		return ctrl.Result{}, nil // not ours: someone else's discovery environment
+		return ctrl.Result{}, skeleton.ErrStop
 	}
 	if r.WatchFilterValue != "" && ie.Labels[clusterv1.WatchLabel] != r.WatchFilterValue {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, skeleton.ErrStop
 	}
+	s.infraEnv = ie
+	return ctrl.Result{}, nil
+}
 
-	config, res, err := r.configFor(ctx, agent, ie)
-	if config == nil || err != nil {
-		return res, err
-	}
-	log = log.WithValues("OpenshiftAssistedConfig", config.Name)
-	if r.Configs.Stale(client.ObjectKeyFromObject(config), config.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
-	}
-	if !config.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // the config's deletion unbinds its Agents
-	}
-	machine, err := util.GetOwnerMachine(ctx, r.Client, config.ObjectMeta)
-	if apierrors.IsNotFound(err) || (err == nil && (machine == nil || !machine.DeletionTimestamp.IsZero())) {
-		return ctrl.Result{}, nil // no machine to install for
-	}
-	if err != nil {
+// findConfig finds the config whose machine the Agent belongs to (see
+// configFor). A config being deleted unbinds its Agents itself.
+func (r *Reconciler) findConfig(ctx context.Context, s *scope) (ctrl.Result, error) {
+	config, res, err := r.configFor(ctx, s.agent, s.infraEnv)
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
+	case config == nil:
+		return res, skeleton.ErrStop
+	case r.Freshness.Stale(config):
+		return ctrl.Result{RequeueAfter: freshness.Retry}, skeleton.ErrStop
+	case !config.DeletionTimestamp.IsZero():
+		return ctrl.Result{}, skeleton.ErrStop
+	}
+	s.config = config
+	s.log = s.log.WithValues("OpenshiftAssistedConfig", config.Name)
+	return ctrl.Result{}, nil
+}
+
+// readMachine reads the config's Machine and stops when there is no live
+// Machine to install for, or when its Cluster (or the config) is paused.
+func (r *Reconciler) readMachine(ctx context.Context, s *scope) (ctrl.Result, error) {
+	machine, err := util.GetOwnerMachine(ctx, r.Client, s.config.ObjectMeta)
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, skeleton.ErrStop
+	case err != nil:
+		return ctrl.Result{}, err
+	case machine == nil || !machine.DeletionTimestamp.IsZero():
+		return ctrl.Result{}, skeleton.ErrStop
 	}
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: machine.Namespace, Name: machine.Spec.ClusterName}, cluster); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, stopUnlessError(client.IgnoreNotFound(err))
 	}
-	if annotations.IsPaused(cluster, config) {
-		return ctrl.Result{}, nil
+	if annotations.IsPaused(cluster, s.config) {
+		return ctrl.Result{}, skeleton.ErrStop
 	}
+	s.machine = machine
+	return ctrl.Result{}, nil
+}
 
-	holds, needClaim, err := r.mayHold(ctx, config, agent)
-	if !holds || err != nil {
+// checkHolder stops unless the Agent holds, or may claim, the machine (see
+// mayHold).
+func (r *Reconciler) checkHolder(ctx context.Context, s *scope) (ctrl.Result, error) {
+	holds, needClaim, err := r.mayHold(ctx, s.config, s.agent)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if !holds {
+		return ctrl.Result{}, skeleton.ErrStop
+	}
+	s.needClaim = needClaim
+	return ctrl.Result{}, nil
+}
 
-	infraObj, err := external.GetObjectFromContractVersionedRef(ctx, r.Client, machine.Spec.InfrastructureRef, machine.Namespace)
+// readHost finds the machine's host through its infrastructure machine;
+// until it is known the Agent is looked at again after hostRetry.
+func (r *Reconciler) readHost(ctx context.Context, s *scope) (ctrl.Result, error) {
+	infraObj, err := external.GetObjectFromContractVersionedRef(ctx, r.Client, s.machine.Spec.InfrastructureRef, s.machine.Namespace)
 	if err != nil {
-		return ctrl.Result{RequeueAfter: hostRetry}, client.IgnoreNotFound(err)
+		return ctrl.Result{RequeueAfter: hostRetry}, stopUnlessError(client.IgnoreNotFound(err))
 	}
 	h, err := host.Of(ctx, r.Client, infraObj)
 	if errors.Is(err, host.ErrHostUnknown) || apierrors.IsNotFound(err) {
-		log.V(2).Info("The machine's host is not known yet", "reason", err.Error())
-		return ctrl.Result{RequeueAfter: hostRetry}, nil
+		s.log.V(2).Info("The machine's host is not known yet", "reason", err.Error())
+		return ctrl.Result{RequeueAfter: hostRetry}, skeleton.ErrStop
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	s.host = h
+	return ctrl.Result{}, nil
+}
 
+// desire applies to the Agent (in memory) what the machine asks of it. A
+// worker is approved only when the day-1/day-2 gate lets it join.
+func (r *Reconciler) desire(ctx context.Context, s *scope) (ctrl.Result, error) {
+	controlPlane := util.IsControlPlaneMachine(s.machine)
 	approve := true
-	if !util.IsControlPlaneMachine(machine) {
-		_, aci, _ := install.Find(ctx, r.Client, machine.Namespace, machine.Spec.ClusterName)
-		if aci == nil {
-			approve = false
-		} else {
+	if !controlPlane {
+		_, aci, _ := install.Find(ctx, r.Client, s.machine.Namespace, s.machine.Spec.ClusterName)
+		approve = aci != nil
+		if approve {
 			approve, _ = gate.WorkerMayJoin(aci)
 		}
 	}
-	desired, specErr := agentspec.Build(agentspec.Input{
-		Spec: config.Spec, ControlPlane: util.IsControlPlaneMachine(machine), Vars: h.Vars,
-		HostLabels: h.Labels, DefaultProviderID: h.ProviderID, Approve: approve,
+	desired, err := agentspec.Build(agentspec.Input{
+		Spec: s.config.Spec, ControlPlane: controlPlane, Vars: s.host.Vars,
+		HostLabels: s.host.Labels, DefaultProviderID: s.host.ProviderID, Approve: approve,
 	})
-	base := agent.DeepCopy()
-	wasApproved := agent.Spec.Approved
-	changed := false
-	if specErr == nil {
-		changed = agentspec.Apply(agent, infraenv.LabelValue(config.Name), desired)
+	s.specErr = err
+	if err == nil {
+		s.changed = agentspec.Apply(s.agent, infraenv.LabelValue(s.config.Name), desired)
 	}
-	if needClaim {
-		var cond *metav1.Condition
-		if agent.Spec.Approved {
-			c := agentspec.ApprovedCondition(agent)
-			cond = &c
-		}
-		won, err := r.claim(ctx, config, agent, cond)
-		if !won || err != nil {
-			return ctrl.Result{RequeueAfter: claimRetry}, err
-		}
+	return ctrl.Result{}, nil
+}
+
+// claim records the Agent in the config's status.agentRef unless it is
+// there (see claimConfig); a lost race is looked at again.
+func (r *Reconciler) claim(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if !s.needClaim {
+		return ctrl.Result{}, nil
 	}
-	if specErr != nil {
-		// The spec is immutable: a new config fixes it. Say it where the
-		// user looks; do not approve a host that would come up wrong.
+	won, err := r.claimConfig(ctx, s.config, s.agent)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !won {
+		return ctrl.Result{RequeueAfter: claimRetry}, skeleton.ErrStop
+	}
+	return ctrl.Result{}, nil
+}
+
+// writeAgent patches the Agent with what the machine asks of it, and says
+// so in an event. A spec that cannot be built is said instead: the spec is
+// immutable (a new config fixes it), and a host that would come up wrong is
+// not approved.
+func (r *Reconciler) writeAgent(ctx context.Context, s *scope) (ctrl.Result, error) {
+	agent, config := s.agent, s.config
+	if s.specErr != nil {
 		r.Recorder.Eventf(config, agent, corev1.EventTypeWarning, "AgentSpecInvalid", "Bind",
-			"Agent %s is not approved: %v", agent.Name, specErr)
+			"Agent %s is not approved: %v", agent.Name, s.specErr)
+		return ctrl.Result{}, skeleton.ErrStop
+	}
+	if !s.changed {
 		return ctrl.Result{}, nil
 	}
-	if !changed {
-		return ctrl.Result{}, nil
-	}
-	// Under an optimistic lock: a copy older than the cache's latest (the
-	// simulator, or assisted-service, wrote the status meanwhile) must not
-	// approve twice or undo another writer.
-	err = r.Client.Patch(ctx, agent, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	// Agents are assisted-service's: a merge patch of only the fields we own
+	// (role, hostname, labels, overrides, approval), under an optimistic lock
+	// so that a copy older than the latest (assisted-service wrote the status
+	// meanwhile) never approves twice or undoes another writer.
+	err := r.Client.Patch(ctx, agent, client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsConflict(err):
-		return ctrl.Result{RequeueAfter: claimRetry}, nil
+		return ctrl.Result{RequeueAfter: claimRetry}, skeleton.ErrStop
 	case err != nil:
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.Agents.Wrote(req.NamespacedName, base.ResourceVersion, agent.ResourceVersion)
+	r.Freshness.Wrote(agent, s.base.ResourceVersion)
 	switch {
-	case agent.Spec.Approved && !wasApproved:
+	case agent.Spec.Approved && !s.base.Spec.Approved:
 		r.Recorder.Eventf(config, agent, corev1.EventTypeNormal, "AgentApproved", "Bind",
-			"Approved Agent %s (%s) as %s for Machine %s", agent.Name, agent.Status.Inventory.Hostname, agent.Spec.Role, machine.Name)
-	case needClaim:
+			"Approved Agent %s (%s) as %s for Machine %s", agent.Name, agent.Status.Inventory.Hostname, agent.Spec.Role, s.machine.Name)
+	case s.needClaim:
 		r.Recorder.Eventf(config, agent, corev1.EventTypeNormal, "AgentBound", "Bind",
-			"Bound Agent %s (%s) to Machine %s; it is approved once the cluster accepts it", agent.Name, agent.Status.Inventory.Hostname, machine.Name)
+			"Bound Agent %s (%s) to Machine %s; it is approved once the cluster accepts it",
+			agent.Name, agent.Status.Inventory.Hostname, s.machine.Name)
 	}
 	return ctrl.Result{}, nil
+}
+
+// stopUnlessError is err, or ErrStop when there is none: a read whose
+// object is gone ends the flow quietly.
+func stopUnlessError(err error) error {
+	if err != nil {
+		return err
+	}
+	return skeleton.ErrStop
 }
 
 // configFor finds the config whose machine the Agent belongs to: the one it
@@ -274,17 +376,16 @@ func (r *Reconciler) mayHold(ctx context.Context, config *bootstrapv1.OpenshiftA
 	return true, true, nil
 }
 
-// claim records the Agent in the config's status.agentRef (with the
-// AgentApproved condition when it is about to be approved, saving the
-// config controller a write), under an optimistic lock: of two Agents
-// racing for one machine (a host that registered twice), exactly one wins,
-// however stale the cache. It reports whether this Agent won.
-func (r *Reconciler) claim(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig, agent *aiv1beta1.Agent, cond *metav1.Condition) (bool, error) {
+// claimConfig records the Agent in the config's status.agentRef under an
+// optimistic lock: of two Agents racing for one machine (a host that
+// registered twice), exactly one wins, however stale the cache. This status
+// field is the Agent controller's; the config controller never writes it, and
+// sets AgentApproved itself once it sees the Agent approved. It reports
+// whether this Agent won.
+func (r *Reconciler) claimConfig(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig, agent *aiv1beta1.Agent) (bool, error) {
 	base := config.DeepCopy()
 	config.Status.AgentRef = &bootstrapv1.LocalObjectReference{Name: agent.Name}
-	if cond != nil {
-		capiconditions.Set(config, *cond)
-	}
+	// A compare-and-swap, not the patch helper's last-writer-wins merge.
 	err := r.Client.Status().Patch(ctx, config, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsConflict(err):
@@ -292,7 +393,7 @@ func (r *Reconciler) claim(ctx context.Context, config *bootstrapv1.OpenshiftAss
 	case err != nil:
 		return false, client.IgnoreNotFound(err)
 	}
-	r.Configs.Wrote(client.ObjectKeyFromObject(config), base.ResourceVersion, config.ResourceVersion)
+	r.Freshness.Wrote(config, base.ResourceVersion)
 	return true, nil
 }
 
@@ -310,10 +411,11 @@ func (r *Reconciler) duplicate(ctx context.Context, config *bootstrapv1.Openshif
 			agent.Annotations = map[string]string{}
 		}
 		agent.Annotations[duplicateAnnotation] = winner
+		// Agents are assisted-service's: a merge patch of our annotation only.
 		if err := r.Client.Patch(ctx, agent, client.MergeFrom(base)); err != nil {
 			return
 		}
-		r.Agents.Wrote(client.ObjectKeyFromObject(agent), base.ResourceVersion, agent.ResourceVersion)
+		r.Freshness.Wrote(agent, base.ResourceVersion)
 		r.Recorder.Eventf(config, agent, corev1.EventTypeWarning, "DuplicateAgent", "Bind",
 			"Agent %s registered for the machine of config %s, which Agent %s already holds; it is not approved and is deleted",
 			agent.Name, config.Name, winner)

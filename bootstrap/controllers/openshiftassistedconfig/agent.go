@@ -8,22 +8,23 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/cluster-api/util"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/gate"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
-	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
 // reportAgent sets AgentApproved from the Agent the Agent controller bound
-// to the machine (status.agentRef). It writes nothing but the condition.
-func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1beta1.AgentClusterInstall) error {
+// to the machine (status.agentRef). It writes nothing but the condition:
+// this controller is the condition's only writer.
+func (r *Reconciler) reportAgent(ctx context.Context, s *scope) (ctrl.Result, error) {
 	config := s.config
 	gated, gateMsg := false, ""
-	if aci != nil && s.machine != nil && !util.IsControlPlaneMachine(s.machine) {
-		ok, msg := gate.WorkerMayJoin(aci)
+	if s.aci != nil && s.machine != nil && !util.IsControlPlaneMachine(s.machine) {
+		ok, msg := gate.WorkerMayJoin(s.aci)
 		gated, gateMsg = !ok, msg
 	}
 	infraEnv := "its InfraEnv"
@@ -41,12 +42,12 @@ func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1be
 	}
 	if config.Status.AgentRef == nil && joined {
 		nodeJoined()
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if config.Status.AgentRef == nil {
 		conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
 			fmt.Sprintf("waiting for the host to boot from %s and register an Agent", infraEnv))
-		return nil
+		return ctrl.Result{}, nil
 	}
 	name := config.Status.AgentRef.Name
 	agent := &aiv1beta1.Agent{}
@@ -54,13 +55,13 @@ func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1be
 		if apierrors.IsNotFound(err) {
 			if joined {
 				nodeJoined()
-				return nil
+				return ctrl.Result{}, nil
 			}
 			conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
 				fmt.Sprintf("Agent %s is gone; waiting for the host to register again from %s", name, infraEnv))
-			return nil
+			return ctrl.Result{}, nil
 		}
-		return err
+		return ctrl.Result{}, err
 	}
 	switch {
 	case agent.Spec.Approved:
@@ -71,5 +72,5 @@ func (r *Reconciler) reportAgent(ctx context.Context, s *scope, aci *hiveextv1be
 		conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForAgentReason,
 			fmt.Sprintf("Agent %s is bound to this machine and waits for approval", name))
 	}
-	return nil
+	return ctrl.Result{}, nil
 }

@@ -10,27 +10,21 @@ package openshiftassistedconfig
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"net/url"
 	"slices"
-	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -39,11 +33,11 @@ import (
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/ignition"
-	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 	"github.com/ocp-capi/ocp-capi/internal/freshness"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs,verbs=get;list;watch;patch
@@ -78,14 +72,10 @@ type Reconciler struct {
 	AssistedURL *url.URL
 	// Kinds are the optional infrastructure kinds this cluster serves.
 	Kinds index.Kinds
-	// Configs records the config versions the controllers' writes replaced.
-	Configs          *freshness.Tracker
+	// Freshness is the stale-cache guard the provider's controllers share.
+	Freshness        *freshness.Tracker
 	WatchFilterValue string
 }
-
-// staleRetry is when a config whose cached copy predates our own write is
-// looked at again, should the write's event not come.
-const staleRetry = 2 * time.Second
 
 // SetupWithManager registers the controller. The indexes of package index
 // must be registered first.
@@ -116,119 +106,54 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	return b.Complete(r)
 }
 
-// Reconcile follows CAPI's provider skeleton: owner, cluster, pause, a
-// deferred summary and write, then the state switch.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
-	config := &bootstrapv1.OpenshiftAssistedConfig{}
-	if err := r.Client.Get(ctx, req.NamespacedName, config); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	// Mapped events bypass the For predicate; keep to --watch-filter.
-	if r.WatchFilterValue != "" && config.Labels[clusterv1.WatchLabel] != r.WatchFilterValue {
-		return ctrl.Result{}, nil
-	}
-	if r.Configs.Stale(req.NamespacedName, config.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil // our write's event is on its way
-	}
-	s, err := r.newScope(ctx, config)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	isPaused, pausedCond := conditions.Paused(s.cluster, config, "OpenshiftAssistedConfig")
-	// The finalizer is persisted on its own, before anything else is made,
-	// so that a deletion always finds what to clean up; the rest of this
-	// first visit then goes into one status write.
-	if !isPaused && s.machine != nil && config.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(config, bootstrapv1.ConfigFinalizer) {
-		base := config.DeepCopy()
-		controllerutil.AddFinalizer(config, bootstrapv1.ConfigFinalizer)
-		if err := r.Client.Patch(ctx, config, client.MergeFrom(base)); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.Configs.Wrote(req.NamespacedName, base.ResourceVersion, config.ResourceVersion)
-	}
-
-	base := config.DeepCopy()
-	conditions.InitUnknown(config, ownedConditions...)
-	capiconditions.Set(config, pausedCond)
-	defer func() {
-		_ = capiconditions.SetSummaryCondition(config, config, bootstrapv1.ReadyCondition,
-			capiconditions.ForConditionTypes(summaryConditions))
-		if reterr == nil {
-			config.Status.ObservedGeneration = config.Generation
-		}
-		conflict, err := r.write(ctx, base, config)
-		switch {
-		case err != nil:
-			reterr = errors.Join(reterr, fmt.Errorf("writing OpenshiftAssistedConfig: %w", err))
-		case conflict && reterr == nil:
-			// The Agent controller claimed the machine meanwhile: look again.
-			res = ctrl.Result{RequeueAfter: conflictRetry}
-		}
-	}()
-	if isPaused {
-		return ctrl.Result{}, nil
-	}
-
-	if !config.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, s)
-	}
-	return r.reconcileNormal(ctx, s)
-}
-
-// conflictRetry is how soon a config whose status changed under our write
-// (optimistic lock) is looked at again.
-const conflictRetry = 200 * time.Millisecond
-
-// write persists what a reconcile changed: the status in one patch (CAPI's
-// patch helper sends conditions and the rest of the status as two), under
-// an optimistic lock because the Agent controller writes status.agentRef
-// and AgentApproved; then the finalizers, which only deletion changes here.
-// It reports a lost optimistic lock as conflict, not as an error.
-func (r *Reconciler) write(ctx context.Context, base, config *bootstrapv1.OpenshiftAssistedConfig) (conflict bool, _ error) {
-	key := client.ObjectKeyFromObject(config)
-	if !equality.Semantic.DeepEqual(base.Status, config.Status) {
-		before := config.ResourceVersion
-		err := r.Client.Status().Patch(ctx, config, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case apierrors.IsConflict(err):
-			return true, nil
-		case apierrors.IsNotFound(err):
-			return false, nil
-		case err != nil:
-			return false, err
-		}
-		r.Configs.Wrote(key, before, config.ResourceVersion)
-	}
-	if !equality.Semantic.DeepEqual(base.Finalizers, config.Finalizers) {
-		before := config.ResourceVersion
-		metaBase := config.DeepCopy()
-		metaBase.Finalizers = base.Finalizers
-		// Once the finalizer is gone the object may be gone too.
-		if err := r.Client.Patch(ctx, config, client.MergeFrom(metaBase)); client.IgnoreNotFound(err) != nil {
-			return false, err
-		}
-		r.Configs.Wrote(key, before, config.ResourceVersion)
-	}
-	return false, nil
+// Reconcile is the skeleton every controller of this project's own objects
+// shares (internal/skeleton): the config, its Machine and Cluster, the
+// stale-cache guard, Paused, the finalizer (once a Machine owns the config),
+// CAPI's patch helper with a deferred Ready summary, then reconcileDelete or
+// reconcileNormal.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, req, skeleton.Spec[*bootstrapv1.OpenshiftAssistedConfig, *scope]{
+		Client: r.Client, Freshness: r.Freshness, WatchFilterValue: r.WatchFilterValue,
+		Kind: "OpenshiftAssistedConfig", Finalizer: bootstrapv1.ConfigFinalizer,
+		FinalizerDue: func(s *scope) bool { return s.machine != nil },
+		Owned:        ownedConditions, Summary: summaryConditions,
+		Scope: r.newScope, Normal: r.reconcileNormal, Delete: r.reconcileDelete,
+	})
 }
 
 // scope is what one reconcile works on. machine and cluster are nil when
-// they do not exist (yet, or any more): both are normal.
+// they do not exist (yet, or any more): both are normal. The phases of
+// reconcileNormal fill in the rest, in their order.
 type scope struct {
 	config  *bootstrapv1.OpenshiftAssistedConfig
 	machine *clusterv1.Machine
 	cluster *clusterv1.Cluster
+
+	// cd and aci are the cluster's hive objects; installMsg says which is
+	// missing.
+	cd         *hivev1.ClusterDeployment
+	aci        *hiveextv1beta1.AgentClusterInstall
+	installMsg string
+	// infraObj is the Machine's infrastructure machine, mode its boot mode.
+	infraObj *unstructured.Unstructured
+	mode     bootstrapv1.BootMode
+	// boot is the InfraEnv the machine boots from.
+	boot *boot
+	// data is the bootstrap data to write; nil when the Secret exists.
+	data []byte
 }
 
-func (r *Reconciler) newScope(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig) (*scope, error) {
+// newScope reads the config's Machine and Cluster.
+func (r *Reconciler) newScope(ctx context.Context, config *bootstrapv1.OpenshiftAssistedConfig) (*scope, *clusterv1.Cluster, error) {
 	s := &scope{config: config}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, config.ObjectMeta)
 	switch {
 	case apierrors.IsNotFound(err):
-		// The owner is gone: deletion must still work (the reference
-		// panicked here).
+		// The owner is gone: deletion must still work (CAPOA, the provider
+		// this one replaces, stalled on a nil Machine here: MGMT-24420,
+		// docs/bootstrap.md, Flow, Deletion).
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	default:
 		s.machine = machine
 	}
@@ -242,12 +167,12 @@ func (r *Reconciler) newScope(ctx context.Context, config *bootstrapv1.Openshift
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		default:
 			s.cluster = cluster
 		}
 	}
-	return s, nil
+	return s, s.cluster, nil
 }
 
 // notStatusOnly drops updates that change only the status: this

@@ -9,10 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // secretExists tells whether the config's bootstrap data Secret exists. A
@@ -68,21 +70,26 @@ func (r *Reconciler) createSecret(ctx context.Context, s *scope, data []byte, mo
 // Machine already boots from the config's Secret: clusterctl move (or a
 // restore from backup) carries spec and Secrets, not status. The host has
 // booted from that data, so neither an InfraEnv nor a new fetch is wanted;
-// CABPK recovers the same way. It reports whether it did.
-func (r *Reconciler) recoverDataSecret(ctx context.Context, s *scope) (bool, error) {
+// CABPK recovers the same way. When it did, the data phases stop there;
+// otherwise AgentApproved waits for the data they make.
+func (r *Reconciler) recoverDataSecret(ctx context.Context, s *scope) (ctrl.Result, error) {
 	config := s.config
-	name := s.machine.Spec.Bootstrap.DataSecretName
-	if name == nil || *name != config.Name {
-		return false, nil
+	if name := s.machine.Spec.Bootstrap.DataSecretName; name != nil && *name == config.Name {
+		exists, err := r.secretExists(ctx, config)
+		if err != nil {
+			conditions.MarkFalse(config, bootstrapv1.DataSecretAvailableCondition, bootstrapv1.CreatingSecretFailedReason, err.Error())
+			return ctrl.Result{}, err
+		}
+		if exists {
+			config.Status.DataSecretName = config.Name
+			config.Status.Initialization.DataSecretCreated = ptr.To(true)
+			conditions.MarkTrue(config, bootstrapv1.DataSecretAvailableCondition,
+				fmt.Sprintf("Secret %s holds the bootstrap data, which Machine %s already uses (status rebuilt, e.g. after clusterctl move)",
+					config.Name, s.machine.Name), bootstrapv1.DataSecretAvailableReason)
+			return ctrl.Result{}, skeleton.ErrStop
+		}
 	}
-	exists, err := r.secretExists(ctx, config)
-	if err != nil || !exists {
-		return false, err
-	}
-	config.Status.DataSecretName = config.Name
-	config.Status.Initialization.DataSecretCreated = ptr.To(true)
-	conditions.MarkTrue(config, bootstrapv1.DataSecretAvailableCondition,
-		fmt.Sprintf("Secret %s holds the bootstrap data, which Machine %s already uses (status rebuilt, e.g. after clusterctl move)",
-			config.Name, s.machine.Name), bootstrapv1.DataSecretAvailableReason)
-	return true, nil
+	conditions.MarkFalse(config, bootstrapv1.AgentApprovedCondition, bootstrapv1.WaitingForBootstrapDataReason,
+		"the machine boots once its bootstrap data exists")
+	return ctrl.Result{}, nil
 }

@@ -11,14 +11,11 @@ package openshiftassistedcontrolplane
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,17 +23,15 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	"github.com/ocp-capi/ocp-capi/controlplane/controllers/workload"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/clusterinstall"
-	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/freshness"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=openshiftassistedcontrolplanes,verbs=get;list;watch;patch
@@ -73,9 +68,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Workload gives clients of the workload clusters (upgrades).
 	Workload *workload.Clients
-	// Tracker records the control-plane versions this controller's writes
-	// replaced, so that a stale cached copy is not reconciled.
-	Tracker          *freshness.Tracker
+	// Freshness is the stale-cache guard: a cached control plane that our
+	// own write replaced is not reconciled.
+	Freshness        *freshness.Tracker
 	WatchFilterValue string
 	// UpgradePoll is how often a running upgrade's ClusterVersion is read
 	// (0: DefaultUpgradePollInterval).
@@ -84,93 +79,23 @@ type Reconciler struct {
 	checks *checkTimes
 }
 
-// staleRetry is when a control plane whose cached copy predates our own
-// write is looked at again, should the write's event not come.
-const staleRetry = 2 * time.Second
-
-// Reconcile follows CAPI's provider skeleton: owner cluster, pause, the
-// finalizer, a deferred summary and status write, then the state switch.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
-	oacp := &controlplanev1.OpenshiftAssistedControlPlane{}
-	if err := r.Client.Get(ctx, req.NamespacedName, oacp); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Workload.Forget(req.NamespacedName)
-			return ctrl.Result{}, r.deleteOrphanImageSet(ctx, req.NamespacedName)
-		}
-		return ctrl.Result{}, err
-	}
-	// Mapped events bypass the For predicate; keep to --watch-filter.
-	if r.WatchFilterValue != "" && oacp.Labels[clusterv1.WatchLabel] != r.WatchFilterValue {
-		return ctrl.Result{}, nil
-	}
-	if r.Tracker.Stale(req.NamespacedName, oacp.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil // our write's event is on its way
-	}
-	s, err := r.newScope(ctx, oacp)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	isPaused, pausedCond := conditions.Paused(s.cluster, oacp, "OpenshiftAssistedControlPlane")
-	// The finalizer is persisted on its own, before anything is created, so
-	// that a deletion always finds what to clean up.
-	if !isPaused && oacp.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(oacp, controlplanev1.ControlPlaneFinalizer) {
-		base := oacp.DeepCopy()
-		controllerutil.AddFinalizer(oacp, controlplanev1.ControlPlaneFinalizer)
-		if err := r.Client.Patch(ctx, oacp, client.MergeFrom(base)); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.Tracker.Wrote(req.NamespacedName, base.ResourceVersion, oacp.ResourceVersion)
-	}
-
-	base := oacp.DeepCopy()
-	conditions.InitUnknown(oacp, ownedConditions...)
-	capiconditions.Set(oacp, pausedCond)
-	defer func() {
-		_ = capiconditions.SetSummaryCondition(oacp, oacp, controlplanev1.ReadyCondition,
-			capiconditions.ForConditionTypes(summaryConditions))
-		if reterr == nil {
-			oacp.Status.ObservedGeneration = oacp.Generation
-		}
-		if err := r.write(ctx, base, oacp); err != nil {
-			reterr = errors.Join(reterr, fmt.Errorf("writing OpenshiftAssistedControlPlane: %w", err))
-		}
-	}()
-	if isPaused {
-		return ctrl.Result{}, nil
-	}
-	if !oacp.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, s)
-	}
-	return r.reconcileNormal(ctx, s)
-}
-
-// write persists what a reconcile changed: the status in one patch (the
-// conditions with the rest, not in two as CAPI's patch helper does), then
-// the finalizers, which only deletion changes here.
-func (r *Reconciler) write(ctx context.Context, base, oacp *controlplanev1.OpenshiftAssistedControlPlane) error {
-	key := client.ObjectKeyFromObject(oacp)
-	if !equality.Semantic.DeepEqual(base.Status, oacp.Status) {
-		before := oacp.ResourceVersion
-		err := r.Client.Status().Patch(ctx, oacp, client.MergeFrom(base))
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		r.Tracker.Wrote(key, before, oacp.ResourceVersion)
-	}
-	if !slices.Equal(base.Finalizers, oacp.Finalizers) {
-		before := oacp.ResourceVersion
-		metaBase := oacp.DeepCopy()
-		metaBase.Finalizers = base.Finalizers
-		// Once the finalizer is gone the object may be gone too.
-		if err := r.Client.Patch(ctx, oacp, client.MergeFrom(metaBase)); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-		r.Tracker.Wrote(key, before, oacp.ResourceVersion)
-	}
-	return nil
+// Reconcile is the skeleton every controller of this project's own objects
+// shares (internal/skeleton): the control plane, its Cluster, the
+// stale-cache guard, Paused, the finalizer, CAPI's patch helper with a
+// deferred Ready summary, then reconcileDelete or reconcileNormal. A control
+// plane that is gone leaves its workload client and, after clusterctl move,
+// its ClusterImageSet.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, req, skeleton.Spec[*controlplanev1.OpenshiftAssistedControlPlane, *scope]{
+		Client: r.Client, Freshness: r.Freshness, WatchFilterValue: r.WatchFilterValue,
+		Kind: kind, Finalizer: controlplanev1.ControlPlaneFinalizer,
+		Owned: ownedConditions, Summary: summaryConditions,
+		Scope: r.newScope, Normal: r.reconcileNormal, Delete: r.reconcileDelete,
+		Gone: func(ctx context.Context, key types.NamespacedName) error {
+			r.Workload.Forget(key)
+			return r.deleteOrphanImageSet(ctx, key)
+		},
+	})
 }
 
 // scope is what one reconcile works on. cluster is nil while the Cluster
@@ -183,16 +108,17 @@ type scope struct {
 	clusterName string
 }
 
-func (r *Reconciler) newScope(ctx context.Context, oacp *controlplanev1.OpenshiftAssistedControlPlane) (*scope, error) {
+// newScope reads the control plane's Cluster.
+func (r *Reconciler) newScope(ctx context.Context, oacp *controlplanev1.OpenshiftAssistedControlPlane) (*scope, *clusterv1.Cluster, error) {
 	s := &scope{oacp: oacp}
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, oacp.ObjectMeta)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case cluster != nil:
 		s.cluster, s.clusterName = cluster, cluster.Name
-		return s, nil
+		return s, s.cluster, nil
 	}
 	// CAPI core sets the owner reference once the Cluster refers to the
 	// control plane; until then the cluster-name label says which it is.
@@ -203,12 +129,12 @@ func (r *Reconciler) newScope(ctx context.Context, oacp *controlplanev1.Openshif
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		default:
 			s.cluster = cluster
 		}
 	}
-	return s, nil
+	return s, s.cluster, nil
 }
 
 // labels are the labels of everything made for the control plane.

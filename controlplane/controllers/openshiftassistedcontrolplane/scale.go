@@ -20,6 +20,7 @@ import (
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/scale"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 )
 
 // maxMachinePrefix keeps Machine names (prefix, dash, five characters)
@@ -82,7 +83,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope, inst *inst
 	if fresh, err := r.countMachinesUncached(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	} else if fresh != len(machines) {
-		return ctrl.Result{RequeueAfter: staleRetry}, nil
+		return ctrl.Result{RequeueAfter: freshness.Retry}, nil
 	}
 	if current < desired {
 		conditions.MarkFalse(oacp, controlplanev1.MachinesCreatedCondition, controlplanev1.ScalingUpReason,
