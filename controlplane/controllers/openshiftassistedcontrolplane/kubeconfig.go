@@ -31,9 +31,28 @@ func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig
 
 // reconcileKubeconfig keeps <cluster>-kubeconfig equal to the admin
 // kubeconfig the AgentClusterInstall publishes: created once it exists,
-// rewritten whenever it changes (the reference copies it once). It reports
-// whether <cluster>-kubeconfig is up to date, and its content.
+// rewritten whenever it changes (CAPOA, the provider this one replaces,
+// copied it once; docs/controlplane.md, Differences from CAPOA). It returns the
+// kubeconfig once <cluster>-kubeconfig holds it, else nil (a condition says
+// why).
 func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, inst *installation) ([]byte, error) {
+	source, data, err := r.adminKubeconfig(ctx, s, inst)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	name, ok, err := r.writeKubeconfig(ctx, s, source, data)
+	if !ok || err != nil {
+		return nil, err
+	}
+	conditions.MarkTrue(s.oacp, controlplanev1.KubeconfigAvailableCondition,
+		fmt.Sprintf("Secret %s holds the admin kubeconfig of Secret %s", name, source), controlplanev1.KubeconfigAvailableReason)
+	return data, nil
+}
+
+// adminKubeconfig reads the admin kubeconfig assisted-service publishes, and
+// the name of its Secret; nil data while there is none (a condition says
+// why).
+func (r *Reconciler) adminKubeconfig(ctx context.Context, s *scope, inst *installation) (string, []byte, error) {
 	oacp, aci := s.oacp, inst.aci
 	var source string
 	if m := aci.Spec.ClusterMetadata; m != nil {
@@ -48,28 +67,35 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, inst *in
 	if source == "" {
 		conditions.MarkFalse(oacp, controlplanev1.KubeconfigAvailableCondition, controlplanev1.KubeconfigUnavailableReason,
 			fmt.Sprintf("waiting for assisted-service to publish the admin kubeconfig (AgentClusterInstall %s spec.clusterMetadata.adminKubeconfigSecretRef); it does once the installation completes", aci.Name))
-		return nil, nil
+		return "", nil, nil
 	}
 	src, err := r.sourceSecret(ctx, s, source)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if src == nil {
 		conditions.MarkFalse(oacp, controlplanev1.KubeconfigAvailableCondition, controlplanev1.KubeconfigUnavailableReason,
 			fmt.Sprintf("waiting for Secret %s, which AgentClusterInstall %s or its ClusterDeployment names as the admin kubeconfig", source, aci.Name))
-		return nil, nil
+		return "", nil, nil
 	}
 	data := src.Data[adminKubeconfigKey]
 	if len(data) == 0 {
 		conditions.MarkFalse(oacp, controlplanev1.KubeconfigAvailableCondition, controlplanev1.KubeconfigUnavailableReason,
 			fmt.Sprintf("Secret %s has no %q key; assisted-service writes the admin kubeconfig there", source, adminKubeconfigKey))
-		return nil, nil
+		return "", nil, nil
 	}
+	return source, data, nil
+}
 
-	name := KubeconfigSecretName(s.clusterName)
+// writeKubeconfig creates or updates <cluster>-kubeconfig with data (from
+// Secret source), and returns its name. A Secret of that name that is not
+// the control plane's is left alone: ok is false and a condition says so.
+func (r *Reconciler) writeKubeconfig(ctx context.Context, s *scope, source string, data []byte) (name string, ok bool, _ error) {
+	oacp := s.oacp
+	name = KubeconfigSecretName(s.clusterName)
 	key := types.NamespacedName{Namespace: oacp.Namespace, Name: name}
 	target := &corev1.Secret{}
-	err = r.Secrets.Get(ctx, key, target)
+	err := r.Secrets.Get(ctx, key, target)
 	if apierrors.IsNotFound(err) {
 		// Not in the labelled-Secrets cache: a Secret of that name without
 		// the label would be someone else's; look before creating.
@@ -84,15 +110,15 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, inst *in
 			Data: map[string][]byte{kubeconfigKey: data},
 		}
 		if err := r.Client.Create(ctx, target); err != nil {
-			return nil, fmt.Errorf("creating Secret %s: %w", name, err)
+			return name, false, fmt.Errorf("creating Secret %s: %w", name, err)
 		}
 		r.event(oacp, target, "KubeconfigCreated", "Create", "Created Secret %s from the admin kubeconfig %s", name, source)
 	case err != nil:
-		return nil, err
+		return name, false, err
 	case !metav1.IsControlledBy(target, oacp):
 		conditions.MarkFalse(oacp, controlplanev1.KubeconfigAvailableCondition, controlplanev1.KubeconfigSecretConflictReason,
 			fmt.Sprintf("Secret %s exists and is not this control plane's; it is left alone: delete it to have it made from the admin kubeconfig", name))
-		return nil, nil
+		return name, false, nil
 	case !bytes.Equal(target.Data[kubeconfigKey], data) || !maps.Equal(mergeLabels(target.Labels, kubeconfigLabels(s)), target.Labels):
 		base := target.DeepCopy()
 		if target.Data == nil {
@@ -102,15 +128,13 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, s *scope, inst *in
 		target.Data[kubeconfigKey] = data
 		target.Labels = mergeLabels(target.Labels, kubeconfigLabels(s))
 		if err := r.Client.Patch(ctx, target, client.MergeFrom(base)); err != nil {
-			return nil, fmt.Errorf("updating Secret %s: %w", name, err)
+			return name, false, fmt.Errorf("updating Secret %s: %w", name, err)
 		}
 		if refresh {
 			r.event(oacp, target, "KubeconfigRefreshed", "Update", "Secret %s follows a new admin kubeconfig in %s", name, source)
 		}
 	}
-	conditions.MarkTrue(oacp, controlplanev1.KubeconfigAvailableCondition,
-		fmt.Sprintf("Secret %s holds the admin kubeconfig of Secret %s", name, source), controlplanev1.KubeconfigAvailableReason)
-	return data, nil
+	return name, true, nil
 }
 
 // kubeconfigLabels are the labels of <cluster>-kubeconfig.

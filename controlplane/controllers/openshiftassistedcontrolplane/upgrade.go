@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,32 +73,25 @@ func (c *checkTimes) done(key types.NamespacedName, now time.Time) {
 // by setting spec.desiredUpdate on its ClusterVersion (read with
 // <cluster>-kubeconfig), and reports the progress in UpgradeCompleted and
 // status.distributionVersion. Before the installation completes there is
-// nothing to upgrade: the version is the installation's.
+// nothing to upgrade: the version is the installation's. A cluster at the
+// wanted version is read at most every versionCheckInterval, to notice
+// updates made on the cluster itself.
 func (r *Reconciler) reconcileUpgrade(ctx context.Context, s *scope, inst *installation, kubeconfig []byte) ctrl.Result {
 	oacp := s.oacp
 	want := strings.TrimPrefix(oacp.Spec.DistributionVersion, "v")
 	if inst.status.Phase != clusterinstall.Installed || kubeconfig == nil {
-		switch {
-		case !inst.status.Started() || inst.version == want:
-			conditions.MarkTrue(oacp, controlplanev1.UpgradeCompletedCondition,
-				fmt.Sprintf("OpenShift %s is being installed; upgrades start once the installation completes", orSpec(inst.version, want)),
-				controlplanev1.NoUpgradeRequestedReason)
-		default:
-			conditions.MarkFalse(oacp, controlplanev1.UpgradeCompletedCondition, controlplanev1.UpgradePendingReason,
-				fmt.Sprintf("the cluster is being installed at OpenShift %s; the upgrade to %s starts once the installation completes "+
-					"and its kubeconfig is available", inst.version, want))
-		}
+		markUpgradeAwaitsInstall(oacp, inst, want)
 		return ctrl.Result{}
 	}
 
-	key := client.ObjectKeyFromObject(oacp)
-	now := time.Now()
+	key, now := client.ObjectKeyFromObject(oacp), time.Now()
 	cond := capiconditions.Get(oacp, controlplanev1.UpgradeCompletedCondition)
-	settled := cond != nil && cond.Status == "True" && cond.Reason == controlplanev1.UpgradeCompletedReason
-	if oacp.Status.DistributionVersion == want && settled && !r.checks.due(key, now) {
+	settled := cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == controlplanev1.UpgradeCompletedReason
+	atWant := oacp.Status.DistributionVersion == want
+	switch {
+	case atWant && settled && !r.checks.due(key, now):
 		return ctrl.Result{}
-	}
-	if oacp.Status.DistributionVersion == want && !settled && cond != nil && cond.Reason == controlplanev1.NoUpgradeRequestedReason {
+	case atWant && !settled && cond != nil && cond.Reason == controlplanev1.NoUpgradeRequestedReason:
 		// Just installed at the wanted version.
 		conditions.MarkTrue(oacp, controlplanev1.UpgradeCompletedCondition,
 			fmt.Sprintf("the cluster runs OpenShift %s", want), controlplanev1.UpgradeCompletedReason)
@@ -111,23 +105,51 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, s *scope, inst *insta
 		err = cl.Get(ctx, types.NamespacedName{Name: upgrade.ClusterVersionName}, cv)
 	}
 	if err != nil {
-		if oacp.Status.DistributionVersion == want && settled {
-			// A routine check: the cluster may be briefly unreachable; say
-			// nothing, try at the next check.
-			r.checks.done(key, now)
-			ctrl.LoggerFrom(ctx).V(1).Info("Cannot read the workload cluster's ClusterVersion", "error", err.Error())
-			return ctrl.Result{}
-		}
-		conditions.MarkUnknown(oacp, controlplanev1.UpgradeCompletedCondition, controlplanev1.WorkloadClusterUnreachableReason,
-			fmt.Sprintf("cannot read ClusterVersion %s of the workload cluster with Secret %s: %v", upgrade.ClusterVersionName,
-				KubeconfigSecretName(s.clusterName), err))
-		return ctrl.Result{RequeueAfter: r.upgradeRetry()}
+		return r.clusterVersionUnreadable(ctx, s, now, atWant && settled, err)
 	}
 	r.checks.done(key, now)
 	if obs := upgrade.Observe(cv); obs.Completed != "" {
 		oacp.Status.DistributionVersion = obs.Completed
 	}
+	return r.moveToVersion(ctx, s, cl, cv, cond, want)
+}
 
+// markUpgradeAwaitsInstall sets UpgradeCompleted while the cluster is
+// being installed: upgrades start once the installation completes.
+func markUpgradeAwaitsInstall(oacp *controlplanev1.OpenshiftAssistedControlPlane, inst *installation, want string) {
+	if !inst.status.Started() || inst.version == want {
+		conditions.MarkTrue(oacp, controlplanev1.UpgradeCompletedCondition,
+			fmt.Sprintf("OpenShift %s is being installed; upgrades start once the installation completes", orSpec(inst.version, want)),
+			controlplanev1.NoUpgradeRequestedReason)
+		return
+	}
+	conditions.MarkFalse(oacp, controlplanev1.UpgradeCompletedCondition, controlplanev1.UpgradePendingReason,
+		fmt.Sprintf("the cluster is being installed at OpenShift %s; the upgrade to %s starts once the installation completes "+
+			"and its kubeconfig is available", inst.version, want))
+}
+
+// clusterVersionUnreadable handles a workload cluster whose ClusterVersion
+// cannot be read. On a routine check (routine: the cluster runs the wanted
+// version) the cluster may be briefly unreachable: nothing is said, and it is
+// tried at the next check; otherwise UpgradeCompleted says so and it is
+// tried again after the poll interval.
+func (r *Reconciler) clusterVersionUnreadable(ctx context.Context, s *scope, now time.Time, routine bool, err error) ctrl.Result {
+	if routine {
+		r.checks.done(client.ObjectKeyFromObject(s.oacp), now)
+		ctrl.LoggerFrom(ctx).V(1).Info("Cannot read the workload cluster's ClusterVersion", "error", err.Error())
+		return ctrl.Result{}
+	}
+	conditions.MarkUnknown(s.oacp, controlplanev1.UpgradeCompletedCondition, controlplanev1.WorkloadClusterUnreachableReason,
+		fmt.Sprintf("cannot read ClusterVersion %s of the workload cluster with Secret %s: %v", upgrade.ClusterVersionName,
+			KubeconfigSecretName(s.clusterName), err))
+	return ctrl.Result{RequeueAfter: r.upgradeRetry()}
+}
+
+// moveToVersion does what upgrade.Decide says for the ClusterVersion cv of
+// the workload cluster (client cl), and reports it in UpgradeCompleted; cond
+// is that condition as it was.
+func (r *Reconciler) moveToVersion(ctx context.Context, s *scope, cl client.Client, cv *configv1.ClusterVersion, cond *metav1.Condition, want string) ctrl.Result {
+	oacp := s.oacp
 	u := release.DesiredUpdate(want, oacp.Spec.OpenshiftAssistedConfigSpec.CpuArchitecture,
 		oacp.Annotations[controlplanev1.ReleaseImageRepositoryOverrideAnnotation], oacp.Spec.Config.ReleaseImage)
 	d := upgrade.Decide(u, cv)
