@@ -21,7 +21,7 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// TestLiveISOOnMetal3 is the seed's flow: three control-plane machines made
+// TestLiveISOOnMetal3 is the LiveISO flow (docs/bootstrap.md, Boot modes): three control-plane machines made
 // from one Metal3MachineTemplate without an image share one InfraEnv, whose
 // ISO goes on the template and every machine (format live-iso), one of them
 // first pointed at another ISO; a worker from a second template gets its
@@ -157,8 +157,8 @@ func TestDiscoveryIgnitionOnOpenStack(t *testing.T) {
 	g.Expect(w.Spec.Role).To(Equal(aiv1beta1.HostRoleWorker))
 }
 
-// TestDiscoveryIgnitionOnMetal3: a Metal3 template with a disk image is the
-// reference's raw-image flow: DiscoveryIgnition by default, the image is
+// TestDiscoveryIgnitionOnMetal3: a Metal3 template with a disk image is
+// CAPOA's current raw-image flow: DiscoveryIgnition by default, the image is
 // left alone, and the bootstrap data is the ignition (CAPM3 passes it as
 // the config drive's user data).
 func TestDiscoveryIgnitionOnMetal3(t *testing.T) {

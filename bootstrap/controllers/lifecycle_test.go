@@ -59,7 +59,8 @@ func TestPause(t *testing.T) {
 }
 
 // TestDeletion deletes in every order. Deleting never waits for the Machine
-// or the Cluster (gone is normal: the reference panicked there), removes
+// or the Cluster (gone is normal: CAPOA, the provider this one replaces,
+// stalled on a nil Machine there; docs/bootstrap.md, Flow, Deletion), removes
 // the config's InfraEnv (assisted-service then removes its Agents), keeps a
 // shared InfraEnv while another config uses it, and unbinds the Agent of a
 // shared InfraEnv so that a returning host is bound afresh.

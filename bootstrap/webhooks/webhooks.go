@@ -6,10 +6,12 @@
 //
 //   - host variables in nodeRegistration ($METADATA_UUID and the like) must
 //     be ones the controller can resolve, and labels must be key=value;
-//   - an OpenshiftAssistedConfig's spec is immutable (as in the reference):
-//     a machine's discovery environment is fixed once it exists;
-//   - the reference's install-time ignition-override annotation is not
-//     supported: a warning says so rather than ignoring it silently.
+//   - an OpenshiftAssistedConfig's spec is immutable (as in CAPOA, the
+//     provider this one replaces): a machine's discovery environment is
+//     fixed once it exists;
+//   - CAPOA's install-time ignition-override annotation is not supported: a
+//     warning says so rather than ignoring it silently (docs/bootstrap.md,
+//     Differences from CAPOA).
 //
 // The configurations are generated from the markers into
 // bootstrap/config/webhook/manifests.yaml.

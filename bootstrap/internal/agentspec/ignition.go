@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Defaults of the bootstrap command paths (the reference's).
+// Defaults of the bootstrap command paths: CAPOA's, so that hosts and
+// scripts that look there keep working.
 const (
 	DefaultSentinelDir = "/var/lib/capoa"
 	DefaultKubeconfig  = "/var/lib/kubelet/kubeconfig"
@@ -63,7 +64,8 @@ type IgnitionInput struct {
 	ProviderID string
 	// PreCommands and PostCommands are run once around kubelet's first start.
 	PreCommands, PostCommands []string
-	// SentinelDir and Kubeconfig default to the reference's paths.
+	// SentinelDir and Kubeconfig default to DefaultSentinelDir and
+	// DefaultKubeconfig.
 	SentinelDir, Kubeconfig string
 }
 

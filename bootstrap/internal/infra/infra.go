@@ -46,8 +46,9 @@ func IsOpenStackMachine(gk schema.GroupKind) bool {
 // ResolveBootMode is the boot mode in effect for a config whose spec says
 // requested, on the infrastructure machine obj. Unset, it follows the
 // machine: a Metal3Machine with no image, or with a live-iso image, boots
-// the discovery ISO (the seed's flow); a Metal3Machine with a disk image
-// (the reference's raw-image flow), an OpenStackMachine and any other kind
+// the discovery ISO (LiveISO, CAPOA's original flow); a Metal3Machine with a
+// disk image (CAPOA's current raw-image flow), an OpenStackMachine and any
+// other kind
 // boot their own image with the discovery ignition as user data.
 //
 // The choice is stable: LiveISO writes a live-iso image, which resolves to
@@ -139,11 +140,4 @@ func ClonedFrom(obj *unstructured.Unstructured) (schema.GroupKind, string, bool)
 		return schema.GroupKind{}, "", false
 	}
 	return gk, name, true
-}
-
-// ProvisionedStatus is the infrastructure machine's
-// status.initialization.provisioned (v1beta2 contract).
-func ProvisionedStatus(obj *unstructured.Unstructured) bool {
-	v, _, _ := unstructured.NestedBool(obj.Object, "status", "initialization", "provisioned")
-	return v
 }

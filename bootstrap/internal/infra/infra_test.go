@@ -35,10 +35,10 @@ func TestResolveBootMode(t *testing.T) {
 		obj       *unstructured.Unstructured
 		want      bootstrapv1.BootMode
 	}{
-		{"metal3 without image: the seed's live ISO", "", m3m("v1beta2", nil), bootstrapv1.BootModeLiveISO},
+		{"metal3 without image: the live ISO", "", m3m("v1beta2", nil), bootstrapv1.BootModeLiveISO},
 		{"metal3 with a live-iso image", "", m3m("v1beta2", map[string]any{"url": "https://iso", "diskFormat": "live-iso"}), bootstrapv1.BootModeLiveISO},
 		{"metal3 v1beta1 live-iso", "", m3m("v1beta1", map[string]any{"url": "https://iso", "format": "live-iso"}), bootstrapv1.BootModeLiveISO},
-		{"metal3 with a disk image: the reference's raw-image flow", "", m3m("v1beta2", map[string]any{"url": "https://rhcos.qcow2", "diskFormat": "qcow2"}), bootstrapv1.BootModeDiscoveryIgnition},
+		{"metal3 with a disk image: CAPOA's raw-image flow", "", m3m("v1beta2", map[string]any{"url": "https://rhcos.qcow2", "diskFormat": "qcow2"}), bootstrapv1.BootModeDiscoveryIgnition},
 		{"metal3 v1beta2 object read with v1beta1 format field is a disk image", "", m3m("v1beta2", map[string]any{"url": "https://x", "format": "live-iso"}), bootstrapv1.BootModeDiscoveryIgnition},
 		{"openstack", "", osm, bootstrapv1.BootModeDiscoveryIgnition},
 		{"other providers", "", other, bootstrapv1.BootModeDiscoveryIgnition},
@@ -102,14 +102,6 @@ func TestClonedFrom(t *testing.T) {
 	g.Expect(ok).To(BeTrue())
 	g.Expect(name).To(Equal("workers"))
 	g.Expect(gk).To(Equal(schema.GroupKind{Group: Group, Kind: Metal3MachineTemplateKind}))
-}
-
-func TestProvisionedStatus(t *testing.T) {
-	g := NewWithT(t)
-	m := m3m("v1beta2", nil)
-	g.Expect(ProvisionedStatus(m)).To(BeFalse())
-	m.Object["status"] = map[string]any{"initialization": map[string]any{"provisioned": true}}
-	g.Expect(ProvisionedStatus(m)).To(BeTrue())
 }
 
 // FuzzSetLiveISO: odd objects (any JSON) never panic, and a successful set

@@ -199,7 +199,7 @@ const ignitionPathFormat = "/api/assisted-install/v2/infra-envs/%s/downloads/fil
 
 // IgnitionURL is where the InfraEnv's discovery ignition is served:
 // status.bootArtifacts.discoveryIgnitionURL when assisted-service publishes
-// it, else the URL built, as the reference does, from the scheme, host,
+// it, else the URL built, as CAPOA does, from the scheme, host,
 // api_key and infra_env_id of status.debugInfo.eventsURL. When base is set
 // (an in-cluster assisted-service URL), its scheme and host replace the
 // published ones.

@@ -106,7 +106,7 @@ func TestIgnitionURL(t *testing.T) {
 		err    string
 	}{
 		{
-			name: "from the events URL, as the reference",
+			name: "from the events URL, as CAPOA builds it",
 			status: aiv1beta1.InfraEnvStatus{InfraEnvDebugInfo: aiv1beta1.InfraEnvDebugInfo{
 				EventsURL: "https://assisted.example.com:8443/api/assisted-install/v2/events?api_key=tok&infra_env_id=abc"}},
 			want: "https://assisted.example.com:8443/api/assisted-install/v2/infra-envs/abc/downloads/files?api_key=tok&file_name=discovery.ign",

@@ -23,8 +23,9 @@ import (
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 )
 
-// placeholderPullSecret is the reference's stand-in pull secret for OKD,
-// which needs none but assisted-service wants one.
+// placeholderPullSecret is the stand-in pull secret CAPOA (the provider
+// this one replaces) uses for OKD, which needs none but assisted-service
+// wants one.
 const placeholderPullSecret = `{"auths":{"fake":{"auth":"aWQ6cGFzcwo="}}}`
 
 // installation is the cluster's hive objects and what they say.
@@ -104,8 +105,9 @@ func (r *Reconciler) reconcileClusterObjects(ctx context.Context, s *scope) (*in
 }
 
 // ensurePullSecret returns the name of the pull secret: the configured one,
-// or a placeholder Secret made for the control plane (the reference wrote
-// its name into the spec; this provider leaves the spec alone).
+// or a placeholder Secret made for the control plane (CAPOA wrote its name
+// into the spec; this provider leaves the spec alone: docs/controlplane.md,
+// Differences from CAPOA).
 func (r *Reconciler) ensurePullSecret(ctx context.Context, s *scope) (string, error) {
 	oacp := s.oacp
 	if ref := oacp.Spec.Config.PullSecretRef; ref != nil && ref.Name != "" {

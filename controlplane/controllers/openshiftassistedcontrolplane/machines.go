@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
-	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 )
 
 // machineSet is what the control plane has made: its Machines, and the
@@ -216,7 +215,7 @@ func sameConfigSpec(a, b bootstrapv1.OpenshiftAssistedConfigSpec) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
-// controlPlaneLabelsOf is for the status: the label selector string.
+// selectorOf is the Machines' label selector, as status.selector holds it.
 func selectorOf(s *scope) string {
 	return fmt.Sprintf("%s=%s,%s,%s=%s", clusterv1.ClusterNameLabel, s.clusterName, clusterv1.MachineControlPlaneLabel,
 		clusterv1.MachineControlPlaneNameLabel, controlPlaneNameLabel(s.oacp.Name))
@@ -225,10 +224,4 @@ func selectorOf(s *scope) string {
 // deleting tells whether any Machine is being deleted.
 func deleting(machines []*clusterv1.Machine) bool {
 	return slices.ContainsFunc(machines, func(m *clusterv1.Machine) bool { return !m.DeletionTimestamp.IsZero() })
-}
-
-// controlPlaneRef tells whether the Cluster refers to this control plane.
-func controlPlaneRefIs(cluster *clusterv1.Cluster, oacp *controlplanev1.OpenshiftAssistedControlPlane) bool {
-	ref := cluster.Spec.ControlPlaneRef
-	return ref.APIGroup == controlplanev1.GroupVersion.Group && ref.Kind == kind && ref.Name == oacp.Name
 }

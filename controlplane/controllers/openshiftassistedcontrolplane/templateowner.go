@@ -15,8 +15,9 @@ import (
 // template the control plane clones, as KCP does: the template is part of
 // the cluster, so deleting the Cluster must delete it too (the garbage
 // collector does, once no owner is left). Without it, every deleted cluster
-// left its `<cluster>-control-plane` template behind. The reference is not
-// made a controller: a ClusterClass-managed template has its own.
+// left its `<cluster>-control-plane` template behind. The Cluster's owner
+// reference is not a controller reference: a ClusterClass-managed template
+// has its own controller.
 func (r *Reconciler) reconcileTemplateOwner(ctx context.Context, s *scope) error {
 	if s.cluster == nil {
 		return nil

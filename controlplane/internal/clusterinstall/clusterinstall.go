@@ -32,7 +32,7 @@ const (
 	// install-config overrides (JSON) on an AgentClusterInstall.
 	InstallConfigOverridesAnnotation = "agent-install.openshift.io/install-config-overrides"
 	// ConsumerLabel marks an AgentClusterInstall made for a CAPI control
-	// plane (the reference's label).
+	// plane (CAPOA's label, kept so that tools that look for it find ours).
 	ConsumerLabel = "agentclusterinstalls.agent-install.openshift.io/consumer"
 	// ConsumerValue is ConsumerLabel's value.
 	ConsumerValue = "OpenshiftAssistedControlPlane"
@@ -190,8 +190,8 @@ func AgentClusterInstall(in InstallInput) (hiveextv1beta1.AgentClusterInstallSpe
 	return spec, overrides, err
 }
 
-// hostPrefix is the per-node pod subnet size the reference uses: /23 for
-// IPv4, /64 for IPv6.
+// hostPrefix is the per-node pod subnet size, CAPOA's: /23 for IPv4, /64
+// for IPv6.
 func hostPrefix(cidr string) int32 {
 	if ip, _, err := net.ParseCIDR(cidr); err == nil && ip.To4() == nil {
 		return 64
@@ -286,8 +286,8 @@ func ApplyAnnotation(obj metav1.Object, value string) bool {
 	return true
 }
 
-// The reference's capabilities for bare-metal clusters managed by Cluster
-// API: baseline None plus what such a cluster needs; MachineAPI is left out
+// The capabilities of bare-metal clusters managed by Cluster API (CAPOA's):
+// baseline None plus what such a cluster needs; MachineAPI is left out
 // because Cluster API manages the machines.
 var bareMetalCapabilities = []string{
 	"baremetal", "Console", "Insights", "OperatorLifecycleManager", "Ingress", "marketplace", "NodeTuning", "DeploymentConfig",

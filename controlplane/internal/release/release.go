@@ -4,12 +4,13 @@
 // cluster-version operator update request for a version looks like. It is
 // pure: no client, no I/O.
 //
-// The limitation is deliberate: the reference provider pulls the release
-// image and reads its Kubernetes version, which needs registry access and a
-// pull secret in the management cluster. The table gives the Kubernetes
-// minor only (reported as v1.<minor>.0, a lower bound of the patch release);
-// spec.version overrides it, for the exact patch or for OpenShift
-// versions the table does not know.
+// The limitation is deliberate: CAPOA, the provider this one replaces, pulls
+// the release image and reads its Kubernetes version, which needs registry
+// access and a pull secret in the management cluster (docs/controlplane.md,
+// Kubernetes versions). The table gives the Kubernetes minor only (reported
+// as v1.<minor>.0, a lower bound of the patch release); spec.version
+// overrides it, for the exact patch or for OpenShift versions the table does
+// not know.
 package release
 
 import (
@@ -19,8 +20,8 @@ import (
 	"github.com/blang/semver/v4"
 )
 
-// MinVersion is the oldest OpenShift version the provider installs (the
-// reference's minimum).
+// MinVersion is the oldest OpenShift version the provider installs (CAPOA's
+// minimum too).
 var MinVersion = semver.MustParse("4.14.0")
 
 // KubernetesMinors maps an OpenShift 4 minor to the Kubernetes 1 minor it
