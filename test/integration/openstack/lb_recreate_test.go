@@ -197,8 +197,16 @@ func TestRecreatedLoadBalancerGetsMembers(t *testing.T) {
 	}()
 	defer func() { close(stop); <-sampled }()
 
-	// Delete the load balancer out of band, with everything in it.
-	Expect(loadbalancers.Delete(ctx, lbc, oldID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr()).To(Succeed())
+	// Delete the load balancer out of band, with everything in it. Octavia
+	// refuses (409) while the load balancer is PENDING_* (a member still
+	// being added), as it would refuse a user: try again until it takes.
+	Eventually(func() error {
+		err := loadbalancers.Delete(ctx, lbc, oldID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr()
+		if err != nil && !gophercloud.ResponseCodeIs(err, 409) {
+			StopTrying("deleting the load balancer").Wrap(err).Now()
+		}
+		return err
+	}, 2*wait, time.Second).Should(Succeed(), "Octavia did not take the delete")
 	Eventually(func() bool {
 		_, err := loadbalancers.Get(ctx, lbc, oldID).Extract()
 		return gophercloud.ResponseCodeIs(err, 404)
