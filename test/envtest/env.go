@@ -30,7 +30,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest/komega"
 
 	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
@@ -174,9 +173,6 @@ func (e *Environment) KubeConfig() ([]byte, error) {
 	return user.KubeConfig()
 }
 
-// Komega returns gomega helpers bound to this environment's client.
-func (e *Environment) Komega() komega.Komega { return komega.New(e.Client) }
-
 // NewNamespace creates a namespace with a generated name for one test.
 func (e *Environment) NewNamespace(ctx context.Context, prefix string) (*corev1.Namespace, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
@@ -293,15 +289,6 @@ func (p Paths) AllCRDs() ([]CRD, error) {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Object.Name < all[j].Object.Name })
 	return all, nil
-}
-
-// FreePort asks the kernel for a free TCP port on loopback.
-func FreePort() (int, error) {
-	ports, err := FreePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
 }
 
 // FreePorts returns n distinct free ports of 127.0.0.1. All n are held

@@ -328,9 +328,10 @@ func ObjectOf(method, path string, body []byte) (key string, ok bool) {
 		res += "." + group
 	}
 	name := ""
-	if len(rest) >= 2 {
+	switch {
+	case len(rest) >= 2:
 		name = rest[1]
-	} else if method == http.MethodPost {
+	case method == http.MethodPost:
 		var m struct {
 			Metadata struct{ Name, GenerateName string }
 		}
@@ -343,7 +344,7 @@ func ObjectOf(method, path string, body []byte) (key string, ok bool) {
 		if name == "" {
 			name = "(create)"
 		}
-	} else {
+	default:
 		// DELETE of a collection.
 		name = "(collection)"
 	}

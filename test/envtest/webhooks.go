@@ -33,14 +33,6 @@ func webhookInstallOptions(root string, manifests []string) (crenvtest.WebhookIn
 	return o, nil
 }
 
-// WebhookInstallOptions are the webhook settings the API server was started
-// with: the installed configurations, and the host, port, certificate
-// directory and CA of the local webhook server it calls. The configurations
-// are rewritten to call https://LocalServingHost:LocalServingPort/<path>.
-func (e *Environment) WebhookInstallOptions() crenvtest.WebhookInstallOptions {
-	return e.env.WebhookInstallOptions
-}
-
 // WebhookServerOptions configure a controller-runtime webhook server (for
 // example a manager's, through webhook.NewServer) to serve on the address
 // and with the certificate that the installed webhook configurations expect.

@@ -107,26 +107,25 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Request{Method: r.Method, Path: r.URL.Path, Template: Template(r.URL.Path), Query: r.URL.RawQuery,
 		Header: r.Header.Clone(), Body: body}
 	sw := &statusWriter{ResponseWriter: w}
-	if f := c.takeFault(rec); f != nil {
-		if f.Drop {
-			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-				_ = conn.Close()
-			}
-		} else {
-			if f.RetryAfter != "" {
-				w.Header().Set("Retry-After", f.RetryAfter)
-			}
-			reply(sw, f.Status, object{"error": object{"code": f.Status, "message": "injected: " + http.StatusText(f.Status)}})
+	switch f := c.takeFault(rec); {
+	case f != nil && f.Drop:
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
 		}
-	} else if c.disabledPath(r.URL.Path) {
+	case f != nil:
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		reply(sw, f.Status, object{"error": object{"code": f.Status, "message": "injected: " + http.StatusText(f.Status)}})
+	case c.disabledPath(r.URL.Path):
 		// A catalog entry with nothing behind it: the web server's 404.
 		sw.Header().Set("Content-Type", "text/html")
 		sw.WriteHeader(http.StatusNotFound)
 		_, _ = sw.Write([]byte("<html><body><h1>404 Not Found</h1></body></html>"))
-	} else if !c.public(r) && !c.tokens[r.Header.Get("X-Auth-Token")] {
+	case !c.public(r) && !c.tokens[r.Header.Get("X-Auth-Token")]:
 		reply(sw, http.StatusUnauthorized, object{"error": object{"code": 401, "title": "Unauthorized",
 			"message": "The request you have made requires authentication."}})
-	} else {
+	default:
 		if v := r.Header.Get("X-OpenStack-Nova-API-Version"); v != "" && strings.HasPrefix(r.URL.Path, "/compute/") {
 			w.Header().Set("X-OpenStack-Nova-API-Version", v)
 			w.Header().Set("OpenStack-API-Version", "compute "+v)

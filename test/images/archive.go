@@ -45,7 +45,6 @@ type Config struct {
 		User       string   `json:"User"`
 		Entrypoint []string `json:"Entrypoint"`
 		Cmd        []string `json:"Cmd"`
-		WorkingDir string   `json:"WorkingDir"`
 	} `json:"config"`
 }
 
@@ -131,7 +130,7 @@ func applyLayer(files map[string]File, layer []byte) error {
 		if err != nil {
 			return err
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }() // reading: Close reports nothing Read did not
 		r = zr
 	}
 	tr := tar.NewReader(r)
@@ -174,7 +173,7 @@ func ReadArchiveFile(file string) ([]Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	imgs, err := ReadArchive(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)

@@ -76,8 +76,11 @@ func ReadImageTarball(p string) (ImageTarball, error) {
 	if !ok {
 		return ImageTarball{}, fmt.Errorf("%s: no manifest.json: not a docker-archive image", p)
 	}
-	if err := json.Unmarshal(raw, &manifest); err != nil || len(manifest) == 0 {
-		return ImageTarball{}, fmt.Errorf("%s: bad manifest.json: %v", p, err)
+	if err := json.Unmarshal(raw, &manifest); err != nil {
+		return ImageTarball{}, fmt.Errorf("%s: bad manifest.json: %w", p, err)
+	}
+	if len(manifest) == 0 {
+		return ImageTarball{}, fmt.Errorf("%s: bad manifest.json: no image", p)
 	}
 	if len(manifest) > 1 {
 		return ImageTarball{}, fmt.Errorf("%s: %d images in one tarball; one is supported", p, len(manifest))

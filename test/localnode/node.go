@@ -242,7 +242,7 @@ func (n *node) up(ctx context.Context) (string, error) {
 	if err := n.waitFor(ctx, "node "+i.NodeName()+" Ready", func(ctx context.Context) (bool, error) {
 		var nd corev1.Node
 		if cl.Get(ctx, client.ObjectKey{Name: i.NodeName()}, &nd) != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not registered yet (or the API server busy): poll again
 		}
 		for _, c := range nd.Status.Conditions {
 			if c.Type == corev1.NodeReady {
@@ -256,7 +256,7 @@ func (n *node) up(ctx context.Context) (string, error) {
 	if err := n.waitFor(ctx, "CoreDNS available", func(ctx context.Context) (bool, error) {
 		var d appsv1.Deployment
 		if cl.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "coredns"}, &d) != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not created yet (or the API server busy): poll again
 		}
 		return d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas > 0 && d.Status.UpdatedReplicas == d.Status.Replicas, nil
 	}); err != nil {
@@ -369,7 +369,11 @@ func (n *node) waitFor(ctx context.Context, what string, cond func(context.Conte
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
 		case p := <-n.sup.exited:
-			return fmt.Errorf("%s exited (%v) while waiting for %s; its log (%s):\n%s", p.name, p.err, what, n.l.Log(p.name), tail(n.l.Log(p.name), 15))
+			exit := p.err
+			if exit == nil {
+				exit = errors.New("exit status 0")
+			}
+			return fmt.Errorf("%s exited (%w) while waiting for %s; its log (%s):\n%s", p.name, exit, what, n.l.Log(p.name), tail(n.l.Log(p.name), 15))
 		case <-tick.C:
 		}
 	}
@@ -427,7 +431,7 @@ func (n *node) stop() {
 // kubelet recreates them on the next start.
 func (c Ctr) removeAll(ctx context.Context) error {
 	if _, err := os.Stat(c.Socket); err != nil {
-		return nil
+		return nil //nolint:nilerr // no containerd socket: containerd never ran, nothing to remove
 	}
 	var errs []error
 	for _, kind := range []string{"tasks", "containers"} {
