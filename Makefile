@@ -54,6 +54,10 @@ GO_TEST_PARALLEL ?= 2
 MGMT_DIR ?= $(ROOT)/.mgmt
 MGMT_KUBECONFIG ?= $(MGMT_DIR)/kubeconfig
 UPSTREAM_CRDS ?= $(if $(wildcard $(ROOT)/../shared/upstream-crds),$(abspath $(ROOT)/../shared/upstream-crds),none)
+# The Go modules of the tree: the product, and the e2e suites with their
+# helpers (a module of their own so that the CAPI test framework, kind and
+# ginkgo stay out of the product's go.mod).
+E2E_MODULE := test/e2e
 
 ##@ General
 
@@ -176,6 +180,9 @@ FORCE:
 # exists (make openstack-up) and says loudly that it was skipped otherwise.
 OPENSTACK_TESTS ?= $(if $(CI),1,)
 
+GO_TEST_ENV = KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
+	OCP_CAPI_OPENSTACK_CLOUDS=$(or $(OCP_CAPI_OPENSTACK_CLOUDS),$(wildcard /etc/openstack/clouds.yaml))
+
 .PHONY: test
 test: verify-generate test-tools ## Verify generated code, then run unit and integration tests (-race); CI also starts the local OpenStack.
 ifeq ($(OPENSTACK_TESTS),1)
@@ -183,9 +190,11 @@ ifeq ($(OPENSTACK_TESTS),1)
 endif
 	@# -json + testsummary: one line per test that ran, every skip with its
 	@# reason, full output of failures.
-	KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
-		OCP_CAPI_OPENSTACK_CLOUDS=$(or $(OCP_CAPI_OPENSTACK_CLOUDS),$(wildcard /etc/openstack/clouds.yaml)) \
-		go test -json $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./... | go run ./hack/testsummary
+	@# The e2e module's packages without the e2e tag (the helpers' unit
+	@# tests) run too; both modules run even when the first fails.
+	{ rc=0; $(GO_TEST_ENV) go test -json $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./... || rc=$$?; \
+		$(GO_TEST_ENV) go -C $(E2E_MODULE) test -json $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./... || rc=$$?; \
+		exit $$rc; } | go run ./hack/testsummary
 ifneq ($(CI),)
 	@# CI also runs every e2e suite (about 8.5 min here; docs/e2e.md): the
 	@# release and images were built above for the install test.
@@ -195,6 +204,7 @@ endif
 .PHONY: lint
 lint: ## go vet, gofmt, and golangci-lint (built from the proxy).
 	go vet ./...
+	go -C $(E2E_MODULE) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(MAKE) $(BIN)/golangci-lint
 	$(BIN)/golangci-lint run ./...

@@ -69,7 +69,7 @@ stop_env() {
 start_env() {
 	stop_env
 	mkdir -p "$STATE"
-	go build -o bin/quickstart-env ./test/e2e/cmd/quickstart-env
+	go -C test/e2e build -o "$ROOT/bin/quickstart-env" ./cmd/quickstart-env
 	KUBEBUILDER_ASSETS=$ROOT/bin setsid nohup bin/quickstart-env serve --kubeconfig "$KC" \
 		--namespace "$QS_NAME" --cluster "$QS_NAME" --assisted-port $ASSISTED_PORT --workload-port $WORKLOAD_PORT \
 		--state-dir "$STATE" >"$STATE/quickstart-env.log" 2>&1 &
@@ -130,7 +130,8 @@ INFRA=$(version_of infrastructure-openstack)
 ADDON=$(version_of addon-openshift)
 
 step "Installing the CRDs of the systems the simulator plays (assisted-service, hive, Metal3, config.openshift.io)"
-go build -o bin/quickstart-env ./test/e2e/cmd/quickstart-env
+# test/e2e is a module of its own: build from inside it.
+go -C test/e2e build -o "$ROOT/bin/quickstart-env" ./cmd/quickstart-env
 bin/quickstart-env crds --kubeconfig "$KC"
 
 if kubectl --kubeconfig "$KC" get deployment -n capi-system capi-controller-manager >/dev/null 2>&1; then

@@ -1,5 +1,6 @@
-# End-to-end suites (test/e2e, on sigs.k8s.io/cluster-api/test/framework) and
-# the quickstart. Both need root: the local management cluster's node size and
+# End-to-end suites (test/e2e, on sigs.k8s.io/cluster-api/test/framework; a Go
+# module of its own, so its go commands run with `go -C test/e2e`) and the
+# quickstart. Both need root: the local management cluster's node size and
 # the local OpenStack install Debian packages and make network namespaces.
 # See docs/e2e.md.
 
@@ -59,12 +60,12 @@ e2e-mgmt-down: $(BIN)/mgmt ## Stop the e2e management clusters and remove their 
 	$(BIN)/mgmt down --state-dir $(E2E_MGMT2_DIR)
 	$(BIN)/mgmt down --state-dir $(E2E_MGMT3_DIR)
 
-test-e2e: e2e-prereqs ## Run the e2e suites: local OpenStack, three node management clusters, release, then go test -tags e2e ./test/e2e (E2E_FOCUS, E2E_KEEP=1).
+test-e2e: e2e-prereqs ## Run the e2e suites: local OpenStack, three node management clusters, release, then go test -tags e2e in test/e2e (E2E_FOCUS, E2E_KEEP=1).
 	bash hack/openstack/up.sh
 	$(MAKE) --no-print-directory e2e-mgmt-up E2E_RELEASE=0
 	@rc=0; KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
 		E2E_WORKLOAD_API_PORT=$(E2E_WORKLOAD_API_PORT) E2E_ASSISTED_PORT=$(E2E_ASSISTED_PORT) E2E_ASSISTED_PORT_2=$(E2E_ASSISTED_PORT_2) E2E_ASSISTED_PORT_3=$(E2E_ASSISTED_PORT_3) \
-		go test -tags e2e $(E2E_GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) ./test/e2e/ -args \
+		go -C $(E2E_MODULE) test -tags e2e $(E2E_GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) . -args \
 		-e2e.release-dir=$(abspath $(E2E_RELEASE_DIR)) -e2e.artifacts-folder=$(E2E_ARTIFACTS) \
 		-e2e.mgmt-kubeconfig=$(E2E_MGMT_DIR)/kubeconfig -e2e.mgmt2-kubeconfig=$(E2E_MGMT2_DIR)/kubeconfig \
 		-e2e.mgmt3-kubeconfig=$(E2E_MGMT3_DIR)/kubeconfig \
