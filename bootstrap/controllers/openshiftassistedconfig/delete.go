@@ -73,6 +73,7 @@ func (r *Reconciler) unbindAgents(ctx context.Context, config *bootstrapv1.Opens
 		if !agentspec.Unbind(a) {
 			continue
 		}
+		// Agents are assisted-service's: a merge patch that takes off only our binding and approval.
 		if err := r.Client.Patch(ctx, a, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("unbinding Agent %s: %w", a.Name, err)
 		}

@@ -156,6 +156,7 @@ func (r *Reconciler) checkInfraEnv(ctx context.Context, s *scope, id *infraEnvID
 		}
 		base := ie.DeepCopy()
 		infraenv.Apply(&ie.Spec, desired)
+		// A merge patch of the spec we derive: assisted-service writes the status, and fields we do not model must survive.
 		if err := r.Client.Patch(ctx, ie, client.MergeFrom(base)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("updating InfraEnv %s: %w", id.name, err)
 		}

@@ -212,6 +212,7 @@ func (r *Reconciler) ensureClusterDeployment(ctx context.Context, s *scope, pull
 	if len(changed) == 0 {
 		return cd, nil
 	}
+	// A merge patch of the fields we manage: hive writes the rest, and fields we do not model must survive.
 	if err := r.Client.Patch(ctx, cd, client.MergeFrom(base)); err != nil {
 		return nil, fmt.Errorf("updating ClusterDeployment %s: %w", cd.Name, err)
 	}
@@ -338,6 +339,7 @@ func (r *Reconciler) ensureAgentClusterInstall(ctx context.Context, s *scope, ac
 	if len(changed) == 0 {
 		return aci, nil
 	}
+	// A merge patch of the fields we manage: assisted-service writes the rest, and fields we do not model must survive.
 	if err := r.Client.Patch(ctx, aci, client.MergeFrom(base)); err != nil {
 		return nil, fmt.Errorf("updating AgentClusterInstall %s: %w", aci.Name, err)
 	}

@@ -169,6 +169,7 @@ func (r *Reconciler) sourceSecret(ctx context.Context, s *scope, name string) (*
 	if src.Labels[clusterv1.ClusterNameLabel] != s.clusterName {
 		base := src.DeepCopy()
 		src.Labels = mergeLabels(src.Labels, map[string]string{clusterv1.ClusterNameLabel: s.clusterName})
+		// assisted-service's Secret: a merge patch of our label only.
 		if err := r.Client.Patch(ctx, src, client.MergeFrom(base)); err != nil {
 			return nil, fmt.Errorf("labelling Secret %s: %w", name, err)
 		}

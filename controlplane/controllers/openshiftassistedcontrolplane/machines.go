@@ -154,6 +154,7 @@ func (r *Reconciler) syncMachines(ctx context.Context, s *scope, ms *machineSet)
 		if !equality.Semantic.DeepEqual(m.Spec.Deletion, tmpl.Deletion) || !maps.Equal(labels, m.Labels) || !maps.Equal(anns, m.Annotations) {
 			m.Spec.Deletion = tmpl.Deletion
 			m.Labels, m.Annotations = labels, anns
+			// Machines are CAPI core's: a merge patch of what the contract lets the control plane set in place.
 			if err := r.Client.Patch(ctx, m, client.MergeFrom(base)); err != nil {
 				return fmt.Errorf("updating Machine %s: %w", m.Name, err)
 			}

@@ -163,6 +163,7 @@ func (r *Reconciler) moveToVersion(ctx context.Context, s *scope, cl client.Clie
 	case upgrade.Request:
 		base := cv.DeepCopy()
 		cv.Spec.DesiredUpdate = upgrade.DesiredUpdate(d.Update)
+		// The cluster-version operator's object: a merge patch of spec.desiredUpdate only.
 		if err := cl.Patch(ctx, cv, client.MergeFrom(base)); err != nil {
 			conditions.MarkUnknown(oacp, controlplanev1.UpgradeCompletedCondition, controlplanev1.WorkloadClusterUnreachableReason,
 				fmt.Sprintf("cannot set spec.desiredUpdate on the workload cluster's ClusterVersion: %v", err))
