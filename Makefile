@@ -25,8 +25,9 @@ CONTROLLER_GEN_VERSION := $(call modver,$(TOOLS),sigs.k8s.io/controller-tools)
 HELM_VERSION       := $(call modver,$(TOOLS),helm.sh/helm/v3)
 CAPI_VERSION       := $(call modver,$(TOOLS),sigs.k8s.io/cluster-api)
 GOLANGCI_LINT_VERSION := $(call modver,$(TOOLS)/golangci-lint,github.com/golangci/golangci-lint/v2)
+DEADCODE_VERSION   := $(call modver,$(TOOLS)/deadcode,golang.org/x/tools)
 
-$(foreach v,K8S_VERSION ETCD_VERSION KUSTOMIZE_VERSION CONTROLLER_GEN_VERSION HELM_VERSION CAPI_VERSION GOLANGCI_LINT_VERSION,\
+$(foreach v,K8S_VERSION ETCD_VERSION KUSTOMIZE_VERSION CONTROLLER_GEN_VERSION HELM_VERSION CAPI_VERSION GOLANGCI_LINT_VERSION DEADCODE_VERSION,\
 	$(if $($(v)),,$(error $(v) could not be read from the go.mod files under hack/tools)))
 
 K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
@@ -42,8 +43,9 @@ GOBUILD_TOOL := CGO_ENABLED=0 go build -trimpath
 
 # The binaries the API server tests need (envtest's layout: kube-apiserver, etcd, kubectl).
 TEST_TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kubectl $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
-# Every tool needed to generate, test and package.
-ALL_TOOLS := $(TEST_TOOLS) $(BIN)/controller-gen $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager
+# Every tool needed to generate, check, test and package.
+ALL_TOOLS := $(TEST_TOOLS) $(BIN)/controller-gen $(BIN)/kustomize $(BIN)/helm $(BIN)/clusterctl $(BIN)/capi-manager \
+	$(BIN)/golangci-lint $(BIN)/deadcode
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 MANAGERS := bootstrap-manager controlplane-manager infrastructure-manager addon-manager
@@ -58,6 +60,11 @@ UPSTREAM_CRDS ?= $(if $(wildcard $(ROOT)/../shared/upstream-crds),$(abspath $(RO
 # helpers (a module of their own so that the CAPI test framework, kind and
 # ginkgo stay out of the product's go.mod).
 E2E_MODULE := test/e2e
+GO_MODULES := . $(E2E_MODULE)
+# Build tags that select test files, per module: lint and the dead-code check
+# see every test.
+LINT_TAGS := images
+E2E_LINT_TAGS := e2e
 
 ##@ General
 
@@ -118,6 +125,11 @@ $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION): $(TOOLS)/golangci-lint/go.mod
 	cd $(TOOLS)/golangci-lint && $(GOBUILD_TOOL) -ldflags "-s -w -X main.version=$(GOLANGCI_LINT_VERSION)" \
 		-o $(ROOT)/$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# deadcode prints no version of its own; the binary's name carries the
+# golang.org/x/tools release it was built from.
+$(BIN)/deadcode-$(DEADCODE_VERSION): $(TOOLS)/deadcode/go.mod
+	cd $(TOOLS)/deadcode && $(GOBUILD_TOOL) -ldflags "-s -w" -o $(ROOT)/$@ golang.org/x/tools/cmd/deadcode
+
 # bin/<tool> -> bin/<tool>-<version>. The link is remade whenever the
 # versioned binary is newer, so switching pins back and forth needs no rebuild.
 $(BIN)/kube-apiserver: $(BIN)/kube-apiserver-$(K8S_VERSION)
@@ -129,9 +141,10 @@ $(BIN)/helm: $(BIN)/helm-$(HELM_VERSION)
 $(BIN)/clusterctl: $(BIN)/clusterctl-$(CAPI_VERSION)
 $(BIN)/capi-manager: $(BIN)/capi-manager-$(CAPI_VERSION)
 $(BIN)/golangci-lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+$(BIN)/deadcode: $(BIN)/deadcode-$(DEADCODE_VERSION)
 $(foreach c,$(K8S_NODE_CMDS),$(eval $(BIN)/$(c): $(BIN)/$(c)-$(K8S_VERSION)))
 $(BIN)/kube-apiserver $(BIN)/kubectl $(BIN)/etcd $(BIN)/kustomize $(BIN)/controller-gen $(BIN)/helm \
-$(BIN)/clusterctl $(BIN)/capi-manager $(BIN)/golangci-lint $(foreach c,$(K8S_NODE_CMDS),$(BIN)/$(c)):
+$(BIN)/clusterctl $(BIN)/capi-manager $(BIN)/golangci-lint $(BIN)/deadcode $(foreach c,$(K8S_NODE_CMDS),$(BIN)/$(c)):
 	ln -sfn $(notdir $<) $@
 
 # Larger features keep their targets in their own files (local cluster, images, e2e).
@@ -184,7 +197,7 @@ GO_TEST_ENV = KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREA
 	OCP_CAPI_OPENSTACK_CLOUDS=$(or $(OCP_CAPI_OPENSTACK_CLOUDS),$(wildcard /etc/openstack/clouds.yaml))
 
 .PHONY: test
-test: verify-generate test-tools ## Verify generated code, then run unit and integration tests (-race); CI also starts the local OpenStack.
+test: verify-generate verify-tidy lint deadcode test-tools ## Verify generated code, lint, tidy go.mod files and no dead code, then run unit and integration tests (-race); CI also starts the local OpenStack.
 ifeq ($(OPENSTACK_TESTS),1)
 	bash hack/openstack/up.sh
 endif
@@ -202,12 +215,25 @@ ifneq ($(CI),)
 endif
 
 .PHONY: lint
-lint: ## go vet, gofmt, and golangci-lint (built from the proxy).
-	go vet ./...
-	go -C $(E2E_MODULE) vet -tags e2e ./...
+lint: $(BIN)/golangci-lint ## go vet, gofmt and golangci-lint (built from the proxy) over both modules.
+	go vet -tags $(LINT_TAGS) ./...
+	go -C $(E2E_MODULE) vet -tags $(E2E_LINT_TAGS) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(MAKE) $(BIN)/golangci-lint
-	$(BIN)/golangci-lint run ./...
+	@# --allow-serial-runners: wait for another golangci-lint on this
+	@# machine instead of failing.
+	$(BIN)/golangci-lint run --allow-serial-runners --build-tags $(LINT_TAGS) ./...
+	cd $(E2E_MODULE) && $(ROOT)/$(BIN)/golangci-lint run --allow-serial-runners --config $(ROOT)/.golangci.yml \
+		--build-tags $(E2E_LINT_TAGS) ./...
+
+.PHONY: verify-tidy
+verify-tidy: ## Fail if go.mod or go.sum of a module (the product, test/e2e) is not what go mod tidy writes.
+	@for m in $(GO_MODULES); do \
+		go -C $$m mod tidy -diff || { echo "$$m: go.mod/go.sum are not tidy: run 'go mod tidy' in $$m" >&2; exit 1; }; \
+	done
+
+.PHONY: deadcode
+deadcode: $(BIN)/deadcode ## Fail if a function that no command, test or e2e suite reaches is left (generated code aside).
+	hack/deadcode.sh
 
 ##@ Local OpenStack (Debian packages on loopback; needs root)
 
