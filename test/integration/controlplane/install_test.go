@@ -74,7 +74,9 @@ func TestDay1ToAvailable(t *testing.T) {
 
 	// The contract's status.
 	oacp = tc.waitCondition(controlplanev1.MachinesReadyCondition, metav1.ConditionTrue, controlplanev1.MachinesReadyReason)
-	g.Expect(oacp.Status.Initialization.ControlPlaneInitialized).To(HaveValue(BeTrue()))
+	// CAPI's patch helper writes the conditions, then the rest of the status:
+	// what a pass set with a condition lands one write after it.
+	g.Eventually(func() *bool { return tc.oacp().Status.Initialization.ControlPlaneInitialized }, wait, tick).Should(HaveValue(BeTrue()))
 	for _, c := range []string{controlplanev1.KubeconfigAvailableCondition, controlplanev1.MachinesCreatedCondition,
 		controlplanev1.UpgradeCompletedCondition, controlplanev1.KubernetesVersionAvailableCondition} {
 		tc.waitCondition(c, metav1.ConditionTrue, map[string]string{

@@ -169,8 +169,10 @@ func TestImportAfterMove(t *testing.T) {
 		return k8s.Status().Patch(src.ctx, mm, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	}, wait, tick).Should(Succeed())
 
-	o = dst.waitAvailable()
-	g.Expect(o.Status.Initialization.ControlPlaneInitialized).To(HaveValue(BeTrue()))
+	dst.waitAvailable()
+	// CAPI's patch helper writes the conditions, then the rest of the status:
+	// what a pass set with Available lands one write after it.
+	g.Eventually(func() *bool { return dst.oacp().Status.Initialization.ControlPlaneInitialized }, wait, tick).Should(HaveValue(BeTrue()))
 	dst.waitCondition(controlplanev1.KubeconfigAvailableCondition, metav1.ConditionTrue, controlplanev1.KubeconfigAvailableReason)
 	g.Eventually(func(g Gomega) {
 		o := dst.oacp()

@@ -131,8 +131,10 @@ func TestUpgrade(t *testing.T) {
 	tc.waitAvailable()
 
 	sim.HoldUpgrade(cdKey, false)
-	oacp = tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionTrue, controlplanev1.UpgradeCompletedReason)
-	g.Expect(oacp.Status.DistributionVersion).To(Equal("4.19.5"))
+	tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionTrue, controlplanev1.UpgradeCompletedReason)
+	// CAPI's patch helper writes the conditions, then the rest of the status:
+	// the version the pass set with UpgradeCompleted lands one write after it.
+	g.Eventually(func() string { return tc.oacp().Status.DistributionVersion }, wait, tick).Should(Equal("4.19.5"))
 	g.Expect(clusterVersion().Status.History[0]).To(And(HaveField("State", configv1.CompletedUpdate), HaveField("Version", "4.19.5")))
 
 	// A failing update, to the next minor.
