@@ -31,7 +31,10 @@ E2E_WORKLOAD_API_PORT ?= 16443
 E2E_ASSISTED_PORT ?= 16444
 E2E_ASSISTED_PORT_2 ?= 16445
 E2E_ASSISTED_PORT_3 ?= 16446
-E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2),$(E2E_ASSISTED_PORT_3)
+# The BuildController suite's registry (hack/osbuild/registry.sh, started by
+# the suite): builds in pods push to it at the node IP.
+E2E_REGISTRY_PORT ?= 16447
+E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2),$(E2E_ASSISTED_PORT_3),$(E2E_REGISTRY_PORT)
 E2E_ARTIFACTS ?= $(ROOT)/_artifacts/e2e
 E2E_RELEASE_DIR ?= $(ROOT)/out
 # E2E_RELEASE=0 uses E2E_RELEASE_DIR as it is (no make release / make images).
@@ -65,6 +68,7 @@ test-e2e: e2e-prereqs ## Run the e2e suites: local OpenStack, three node managem
 	$(MAKE) --no-print-directory e2e-mgmt-up E2E_RELEASE=0
 	@rc=0; KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
 		E2E_WORKLOAD_API_PORT=$(E2E_WORKLOAD_API_PORT) E2E_ASSISTED_PORT=$(E2E_ASSISTED_PORT) E2E_ASSISTED_PORT_2=$(E2E_ASSISTED_PORT_2) E2E_ASSISTED_PORT_3=$(E2E_ASSISTED_PORT_3) \
+		E2E_REGISTRY_PORT=$(E2E_REGISTRY_PORT) \
 		go -C $(E2E_MODULE) test -tags e2e $(E2E_GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) . -args \
 		-e2e.release-dir=$(abspath $(E2E_RELEASE_DIR)) -e2e.artifacts-folder=$(E2E_ARTIFACTS) \
 		-e2e.mgmt-kubeconfig=$(E2E_MGMT_DIR)/kubeconfig -e2e.mgmt2-kubeconfig=$(E2E_MGMT2_DIR)/kubeconfig \

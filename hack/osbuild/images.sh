@@ -5,7 +5,7 @@
 #
 #   $OUT/builder.tar  the Job backend's builder: /usr/bin/buildah and the
 #                     shared libraries it links (found with ldd), newuidmap
-#                     and newgidmap (file capabilities), bash and cat
+#                     and newgidmap (file capabilities), bash, cat, cp and mkdir
 #                     for the build script, /etc/containers (policy.json,
 #                     registries.conf, storage.conf with the vfs driver) and
 #                     the user "build" (1000:1000). Tag $BUILDER_TAG.
@@ -62,7 +62,7 @@ image() {
 
 # --- builder ------------------------------------------------------------------
 b=$work/builder
-copy_with_libs "$b" /usr/bin/buildah /bin/bash /bin/cat /usr/bin/newuidmap /usr/bin/newgidmap
+copy_with_libs "$b" /usr/bin/buildah /bin/bash /bin/cat /bin/cp /bin/mkdir /usr/bin/newuidmap /usr/bin/newgidmap
 # newuidmap/newgidmap (package uidmap) map the subordinate IDs of
 # /etc/subuid into buildah's user namespace. File capabilities, not
 # set-user-ID root: the helper must keep the build user's UID, which owns the

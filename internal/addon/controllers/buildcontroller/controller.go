@@ -87,6 +87,12 @@ type Reconciler struct {
 	// Cache reads the build namespace's ConfigMaps, build objects and pods
 	// (set by SetupWithManager).
 	Cache client.Reader
+	// MachineConfigs reads MachineConfigs from a cache that keeps their
+	// image fields only (no Ignition config), for the rebuild rule (set by
+	// SetupWithManager).
+	MachineConfigs client.Reader
+	// Registry looks up and deletes images in their registries.
+	Registry Registry
 	// APIReader reads Secrets and MachineConfigs uncached, when a build
 	// starts.
 	APIReader client.Reader
@@ -114,6 +120,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options, watchFilter string) (*Reconci
 		Timeout:        opts.Timeout,
 		ServiceAccount: opts.ServiceAccount,
 		BuilderImage:   opts.BuilderImage,
+		Retries:        int32(opts.Retries),
 	})
 	if err != nil {
 		return nil, err
@@ -123,6 +130,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options, watchFilter string) (*Reconci
 		APIReader:        newBoundedReader(mgr.GetAPIReader(), opts.APITimeout),
 		Recorder:         mgr.GetEventRecorder("build-controller"),
 		Backend:          backend,
+		Registry:         &HTTPRegistry{Timeout: opts.APITimeout},
 		Options:          opts,
 		WatchFilterValue: watchFilter,
 	}, nil
@@ -165,6 +173,24 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	r.Cache = newBoundedReader(nsCache, r.Options.APITimeout)
+	// MachineConfigs without their Ignition config: the rebuild rule needs
+	// only the image fields, and rendered configs can be large.
+	mcCache, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(),
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&mcfgv1.MachineConfig{}: {Transform: stripMachineConfig},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the cache of MachineConfigs: %w", err)
+	}
+	if err := mgr.Add(namespaceCache{mcCache}); err != nil {
+		return err
+	}
+	r.MachineConfigs = newBoundedReader(mcCache, r.Options.APITimeout)
+	RegisterMetrics()
 	if err := mgr.Add(&sweeper{
 		reader: newBoundedReader(mgr.GetAPIReader(), r.Options.APITimeout), client: r.Client,
 		namespace: r.Options.Namespace, active: r.Options.Backend,
@@ -183,14 +209,25 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		)).
 		WithOptions(opts).
 		// A pool may name its rendered MachineConfig before it exists.
-		WatchesMetadata(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.machineConfigToPools),
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		WatchesRawSource(source.Kind(mcCache, client.Object(&mcfgv1.MachineConfig{}), handler.EnqueueRequestsFromMapFunc(r.machineConfigToPools),
+			predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		WatchesRawSource(source.Kind(nsCache, client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(r.configMapToPools))).
 		WatchesRawSource(source.Kind(nsCache, r.Backend.NewObject(), handler.EnqueueRequestsFromMapFunc(ownerPool)))
 	if r.Options.Backend == osbuild.BackendJob {
 		b = b.WatchesRawSource(source.Kind(nsCache, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(ownerPool)))
 	}
 	return b.Complete(r)
+}
+
+// stripMachineConfig keeps what the rebuild rule reads: the name and the
+// image fields.
+func stripMachineConfig(o any) (any, error) {
+	if mc, ok := o.(*mcfgv1.MachineConfig); ok {
+		mc.Spec.Config = runtime.RawExtension{}
+		mc.ManagedFields = nil
+		mc.Annotations = nil
+	}
+	return o, nil
 }
 
 // ownerPool maps one of our objects to its pool.
@@ -209,7 +246,7 @@ func ownerPool(_ context.Context, o client.Object) []reconcile.Request {
 // ours to its pool.
 func (r *Reconciler) configMapToPools(ctx context.Context, o client.Object) []reconcile.Request {
 	switch o.GetName() {
-	case osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias, osbuild.OSImageURLConfigMapName:
+	case osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias, osbuild.OSImageURLConfigMapName, osbuild.CustomContainerfileConfigMapName:
 		return r.layeredPools(ctx, func(*mcfgv1.MachineConfigPool) bool { return true })
 	}
 	return ownerPool(ctx, o)

@@ -18,6 +18,8 @@ func (r *Reconciler) optOut(ctx context.Context, pool *mcfgv1.MachineConfigPool)
 	if err != nil {
 		return err
 	}
+	// The images it pushed go too, unless another pool refers to them.
+	r.pruneAll(ctx, pool)
 	kv := map[string]string{}
 	for _, k := range ownedAnnotations {
 		kv[k] = ""

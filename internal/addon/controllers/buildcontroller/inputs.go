@@ -49,7 +49,75 @@ func (r *Reconciler) inputs(ctx context.Context, pool *mcfgv1.MachineConfigPool)
 	if err != nil {
 		return osbuild.Inputs{}, err
 	}
-	return osbuild.Inputs{Pool: pool.Name, RenderedConfig: rendered, Builder: builder, Images: images}, nil
+	fields, err := r.imageFields(ctx, rendered, pool.Name)
+	if err != nil {
+		return osbuild.Inputs{}, err
+	}
+	custom, err := r.customContainerfile(ctx, pool.Name)
+	if err != nil {
+		return osbuild.Inputs{}, err
+	}
+	return osbuild.Inputs{Pool: pool.Name, RenderedConfig: rendered, Image: fields, Builder: builder, Images: images, Containerfile: custom}, nil
+}
+
+// imageFields reads the rendered MachineConfig's image fields from the
+// stripped cache: they decide whether the config needs a new image.
+func (r *Reconciler) imageFields(ctx context.Context, rendered, pool string) (osbuild.ImageFields, error) {
+	mc := &mcfgv1.MachineConfig{}
+	if err := r.MachineConfigs.Get(ctx, client.ObjectKey{Name: rendered}, mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return osbuild.ImageFields{}, &osbuild.InputError{Reason: osbuild.ReasonMachineConfigNotFound, Message: fmt.Sprintf(
+				"The rendered MachineConfig %s of pool %s does not exist yet; the build starts when the machine-config controller creates it.", rendered, pool)}
+		}
+		return osbuild.ImageFields{}, fmt.Errorf("reading MachineConfig %s: %w", rendered, err)
+	}
+	return osbuild.ImageFieldsOf(&mc.Spec), nil
+}
+
+// customContainerfile is the user's Containerfile for pool from upstream's
+// optional ConfigMap, or "".
+func (r *Reconciler) customContainerfile(ctx context.Context, pool string) (string, error) {
+	cm, err := r.configMap(ctx, osbuild.CustomContainerfileConfigMapName)
+	if err != nil || cm == nil {
+		return "", err
+	}
+	content := cm.Data[pool]
+	if len(content) > osbuild.MaxContainerfileLength {
+		return "", &osbuild.InputError{Reason: osbuild.ReasonInvalidConfigMap, Message: fmt.Sprintf(
+			"ConfigMap %s/%s: the Containerfile of pool %s is %d bytes; at most %d are allowed.",
+			r.Options.Namespace, osbuild.CustomContainerfileConfigMapName, pool, len(content), osbuild.MaxContainerfileLength)}
+	}
+	return content, nil
+}
+
+// registryCAs reads the optional registry CA ConfigMap.
+func (r *Reconciler) registryCAs(ctx context.Context) (*osbuild.RegistryCAs, error) {
+	cm, err := r.configMap(ctx, osbuild.RegistryCAConfigMapName)
+	if err != nil {
+		return nil, err
+	}
+	return osbuild.ParseRegistryCAs(cm), nil
+}
+
+// registryAuth is how the controller reaches the registry of image: the
+// push secret's credentials for it (read uncached, by name) and its CA.
+func (r *Reconciler) registryAuth(ctx context.Context, pushSecret, registry string) (RegistryAuth, error) {
+	var out RegistryAuth
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Options.Namespace, Name: pushSecret}, secret); err != nil {
+		return out, fmt.Errorf("reading the push secret %s/%s: %w", r.Options.Namespace, pushSecret, err)
+	}
+	if c, ok := osbuild.CredentialsFor(secret.Data[corev1.DockerConfigJsonKey], registry); ok {
+		out.Credentials = &c
+	}
+	cas, err := r.registryCAs(ctx)
+	if err != nil {
+		return out, err
+	}
+	if cas != nil {
+		out.CAPEM = cas.PEM[registry]
+	}
+	return out, nil
 }
 
 // configMap returns the first of names that exists in the build namespace,

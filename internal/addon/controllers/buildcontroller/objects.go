@@ -102,6 +102,7 @@ func (r *Reconciler) prune(ctx context.Context, pool *mcfgv1.MachineConfigPool, 
 			return err
 		}
 		if obs.Phase.InFlight() {
+			buildsTotal.WithLabelValues(outcomeSuperseded).Inc()
 			r.Recorder.Eventf(pool, b, corev1.EventTypeNormal, "BuildSuperseded", "DeleteBuild",
 				"Deleted %s %s: it built %s, which is no longer the pool's configuration", r.Backend.Kind(), b.GetName(), b.GetAnnotations()[osbuild.DesiredConfigAnnotation])
 		}

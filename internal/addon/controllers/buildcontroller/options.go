@@ -37,6 +37,15 @@ type Options struct {
 	// SecretRetry is how soon a pool whose Secret is missing or invalid is
 	// looked at again: Secrets are read, not watched (least privilege).
 	SecretRetry time.Duration
+	// Retries is --build-retries: how often a failed build pod is tried
+	// again (the Job's backoffLimit; the Job controller backs off, 10 s
+	// doubling up to 6 min) before the build is reported failed.
+	Retries int
+	// ImageRetention is --build-image-retention: how many images per pool
+	// the controller keeps in the registry, the published one included.
+	// Older ones are deleted from the registry by digest once no pool
+	// refers to them.
+	ImageRetention int
 	// APITimeout is --build-api-timeout: the deadline of each API call
 	// (read, write, or a cache read that waits for the cache's first list),
 	// derived from the reconcile's context. A call without an answer by
@@ -58,6 +67,8 @@ func DefaultOptions() Options {
 		Timeout:         time.Hour,
 		BuilderImage:    osbuild.DefaultBuilderImage,
 		FailedRetention: 3,
+		Retries:         3,
+		ImageRetention:  3,
 		SecretRetry:     time.Minute,
 		APITimeout:      DefaultAPITimeout,
 	}
@@ -77,6 +88,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		`Service account that builds run as. Empty: "builder" for the build backend, "default" for the job backend.`)
 	fs.DurationVar(&o.APITimeout, "build-api-timeout", o.APITimeout,
 		"Deadline of each API server call the BuildController makes; a call without an answer by then fails the reconcile, which is retried with backoff.")
+	fs.IntVar(&o.Retries, "build-retries", o.Retries,
+		"How often the job backend tries a failed build again (the Job's backoffLimit, with the Job controller's exponential backoff) before the build is reported failed.")
+	fs.IntVar(&o.ImageRetention, "build-image-retention", o.ImageRetention,
+		"Images per pool kept in the registry, the published one included; older ones are deleted from the registry by digest once no pool refers to them.")
 	fs.IntVar(&o.FailedRetention, "build-failed-retention", o.FailedRetention,
 		"Failed build objects kept per pool for debugging, besides the one for the pool's current configuration (always kept until it is retried or superseded).")
 }
@@ -102,6 +117,12 @@ func (o Options) Validate() error {
 	}
 	if o.FailedRetention < 0 {
 		return fmt.Errorf("--build-failed-retention must not be negative, got %d", o.FailedRetention)
+	}
+	if o.Retries < 0 || o.Retries > 10 {
+		return fmt.Errorf("--build-retries must be between 0 and 10, got %d", o.Retries)
+	}
+	if o.ImageRetention < 1 {
+		return fmt.Errorf("--build-image-retention must be at least 1 (the published image), got %d", o.ImageRetention)
 	}
 	if o.APITimeout <= 0 {
 		return fmt.Errorf("--build-api-timeout must be positive, got %s", o.APITimeout)

@@ -88,12 +88,20 @@ func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineC
 		return r.inputProblem(ctx, pool, objs, err)
 	}
 	s := &poolScope{pool: pool, objs: objs, in: in, id: in.ID()}
-	if published(pool, s.id) {
-		return ctrl.Result{}, r.keepPublished(ctx, s)
+	rebuild := rebuildRequested(pool)
+	if published(pool, s.id) && !rebuild {
+		// Nothing baked into the image changed (the rebuild rule).
+		return ctrl.Result{}, r.keepImage(ctx, s)
 	}
 
 	cur := objs.build(s.id)
 	if cur == nil {
+		if e := osbuild.ParseHistory(pool.Annotations[osbuild.ImageHistoryAnnotation]).Find(s.id); e != nil && !rebuild {
+			// An equivalent earlier build: its image, if still there.
+			if done, err := r.reuse(ctx, s, *e); err != nil || done {
+				return ctrl.Result{}, err
+			}
+		}
 		return r.start(ctx, s)
 	}
 	obs, err := r.Backend.Observe(ctx, r.Cache, cur)
@@ -105,9 +113,20 @@ func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineC
 	case osbuild.PhasePending, osbuild.PhaseRunning:
 		return r.inFlight(ctx, s, cur, ref, obs)
 	case osbuild.PhaseSucceeded:
-		return ctrl.Result{}, r.publish(ctx, s, cur, ref, obs.Digest)
+		return ctrl.Result{}, r.publish(ctx, s, cur, ref, obs)
 	default:
-		return ctrl.Result{}, r.fail(ctx, s, ref, obs)
+		if rebuild {
+			// Forced: the failed build and its inputs go, and the next
+			// reconcile (their deletion events) starts a fresh one.
+			if err := r.delete(ctx, cur); err != nil {
+				return ctrl.Result{}, err
+			}
+			if cm := objs.configMap(s.id); cm != nil {
+				return ctrl.Result{}, r.delete(ctx, cm)
+			}
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, r.fail(ctx, s, cur, ref, obs)
 	}
 }
 
@@ -134,7 +153,7 @@ func (r *Reconciler) inFlight(ctx context.Context, s *poolScope, cur client.Obje
 		}
 		r.Recorder.Eventf(s.pool, cur, corev1.EventTypeWarning, osbuild.ReasonTimeout, "StopBuild",
 			"%s for %s ran longer than %s and was stopped", ref, s.in.RenderedConfig, r.Options.Timeout)
-		return ctrl.Result{}, r.fail(ctx, s, ref, osbuild.Observation{Phase: osbuild.PhaseFailed, Reason: osbuild.ReasonTimeout})
+		return ctrl.Result{}, r.fail(ctx, s, cur, ref, osbuild.Observation{Phase: osbuild.PhaseFailed, Reason: osbuild.ReasonTimeout, Started: obs.Started})
 	}
 	if err := r.prune(ctx, s.pool, s.objs, s.id, false); err != nil {
 		return ctrl.Result{}, err
@@ -145,35 +164,34 @@ func (r *Reconciler) inFlight(ctx context.Context, s *poolScope, cur client.Obje
 		st = poolState{Type: osbuild.ConditionBuilding, Reason: osbuild.ReasonRunning,
 			Message: fmt.Sprintf("%s is building %s into %s.", ref, s.in.RenderedConfig, s.in.PushSpec())}
 	}
+	if obs.Message != "" {
+		// A retry: say so, once per attempt.
+		st.Message += " Earlier " + obs.Message + "."
+		if !hasState(s.pool, st) {
+			r.Recorder.Eventf(s.pool, cur, corev1.EventTypeWarning, "BuildRetrying", "Build", "%s for %s: %s", ref, s.in.RenderedConfig, obs.Message)
+		}
+	}
 	// Come back when the timeout expires; events bring us back sooner.
 	return ctrl.Result{RequeueAfter: left}, r.patchPool(ctx, s.pool, nil, &st)
 }
 
-// publish writes the image that the build cur (ref in messages) pushed,
-// with digest, to the pool, then deletes the build's objects.
-func (r *Reconciler) publish(ctx context.Context, s *poolScope, cur client.Object, ref, digest string) error {
-	image := s.in.ImageWithDigest(digest)
-	// The optimistic lock makes this fail if the pool changed since it
-	// was read: an image is never published for an outdated config.
-	if err := r.patchPool(ctx, s.pool, map[string]string{
-		osbuild.DesiredOSImageAnnotation:              image,
-		osbuild.NewestImageEquivalentConfigAnnotation: s.in.RenderedConfig,
-		osbuild.BuildIDAnnotation:                     s.id,
-	}, &poolState{
-		Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
-		Message: fmt.Sprintf("The layered OS image %s is built from %s.", image, s.in.RenderedConfig),
-	}); err != nil {
+// publish writes the image that the build cur (ref in messages) pushed to
+// the pool, then deletes the build's objects.
+func (r *Reconciler) publish(ctx context.Context, s *poolScope, cur client.Object, ref string, obs osbuild.Observation) error {
+	image := s.in.ImageWithDigest(obs.Digest)
+	if err := r.publishImage(ctx, s, image); err != nil {
 		return err
 	}
+	observeMetrics(cur, obs, outcomeSucceeded)
 	r.Recorder.Eventf(s.pool, cur, corev1.EventTypeNormal, osbuild.ReasonBuildSucceeded, "Build",
-		"%s built %s from %s", ref, image, s.in.RenderedConfig)
+		"%s built %s from %s in %s", ref, image, s.in.RenderedConfig, time.Since(cur.GetCreationTimestamp().Time).Round(time.Second))
 	// Published: the build's objects go.
 	return r.prune(ctx, s.pool, s.objs, s.id, true)
 }
 
 // fail reports a failed build (ref in messages) on the pool; its objects
 // are kept.
-func (r *Reconciler) fail(ctx context.Context, s *poolScope, ref string, obs osbuild.Observation) error {
+func (r *Reconciler) fail(ctx context.Context, s *poolScope, cur client.Object, ref string, obs osbuild.Observation) error {
 	if err := r.prune(ctx, s.pool, s.objs, s.id, false); err != nil {
 		return err
 	}
@@ -194,6 +212,13 @@ func (r *Reconciler) fail(ctx context.Context, s *poolScope, ref string, obs osb
 	changed := !hasState(s.pool, st)
 	if err := r.patchPool(ctx, s.pool, nil, &st); err != nil {
 		return err
+	}
+	if changed {
+		outcome := outcomeFailed
+		if obs.Reason == osbuild.ReasonTimeout {
+			outcome = outcomeTimeout
+		}
+		observeMetrics(cur, obs, outcome)
 	}
 	if changed && obs.Reason != osbuild.ReasonTimeout {
 		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, obs.Reason, "Build", "%s for %s %s", ref, s.in.RenderedConfig, what)

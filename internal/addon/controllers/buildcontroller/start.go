@@ -3,6 +3,7 @@ package buildcontroller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,9 @@ func (r *Reconciler) start(ctx context.Context, s *poolScope) (ctrl.Result, erro
 	if err != nil {
 		return r.inputProblem(ctx, pool, objs, err)
 	}
+	if req.RegistryCAs, err = r.registryCAs(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	if objs.configMap(req.ID) == nil {
 		if err := r.Client.Create(ctx, req.InputsConfigMap()); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -38,7 +42,9 @@ func (r *Reconciler) start(ctx context.Context, s *poolScope) (ctrl.Result, erro
 	ref := fmt.Sprintf("%s %s/%s", r.Backend.Kind(), obj.GetNamespace(), obj.GetName())
 	switch err := r.Client.Create(ctx, obj); {
 	case err == nil:
-		r.Recorder.Eventf(pool, obj, corev1.EventTypeNormal, "BuildStarted", "Build", "Created %s to build %s", ref, in.RenderedConfig)
+		r.Recorder.Eventf(pool, obj, corev1.EventTypeNormal, "BuildStarted", "Build",
+			"Created %s to build %s into %s; its log stays readable (kubectl logs -n %s %s/%s) until the build is cleaned up",
+			ref, in.RenderedConfig, in.PushSpec(), obj.GetNamespace(), strings.ToLower(r.Backend.Kind()), obj.GetName())
 	case apierrors.IsAlreadyExists(err):
 		// Ours, not yet in the cache, or being deleted: its events bring
 		// us back.

@@ -66,6 +66,7 @@ var ownedAnnotations = []string{
 	osbuild.DesiredOSImageAnnotation,
 	osbuild.NewestImageEquivalentConfigAnnotation,
 	osbuild.BuildIDAnnotation,
+	osbuild.ImageHistoryAnnotation,
 }
 
 // setAnnotations sets (value != "") or removes (value == "") annotations;

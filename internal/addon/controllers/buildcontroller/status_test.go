@@ -91,11 +91,13 @@ func TestOptions(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse([]string{"--build-backend=job", "--build-namespace=builds", "--build-timeout=30m",
-		"--builder-image=quay.io/buildah/stable:v1.40", "--build-service-account=machine-os-builder", "--build-failed-retention=0", "--build-api-timeout=45s"}); err != nil {
+		"--builder-image=quay.io/buildah/stable:v1.40", "--build-service-account=machine-os-builder", "--build-failed-retention=0", "--build-api-timeout=45s",
+		"--build-retries=2", "--build-image-retention=4"}); err != nil {
 		t.Fatal(err)
 	}
 	want := Options{Backend: "job", Namespace: "builds", Timeout: 30 * time.Minute, BuilderImage: "quay.io/buildah/stable:v1.40",
-		ServiceAccount: "machine-os-builder", FailedRetention: 0, SecretRetry: time.Minute, APITimeout: 45 * time.Second}
+		ServiceAccount: "machine-os-builder", FailedRetention: 0, SecretRetry: time.Minute, APITimeout: 45 * time.Second,
+		Retries: 2, ImageRetention: 4}
 	if o != want {
 		t.Fatalf("options %+v, want %+v", o, want)
 	}
@@ -113,6 +115,8 @@ func TestOptions(t *testing.T) {
 		"--build-service-account":  func(o *Options) { o.ServiceAccount = "No" },
 		"--build-failed-retention": func(o *Options) { o.FailedRetention = -1 },
 		"--build-api-timeout":      func(o *Options) { o.APITimeout = 0 },
+		"--build-retries":          func(o *Options) { o.Retries = 11 },
+		"--build-image-retention":  func(o *Options) { o.ImageRetention = 0 },
 	} {
 		o := DefaultOptions()
 		mutate(&o)

@@ -82,6 +82,8 @@ type harness struct {
 	// wrap its transport).
 	config *rest.Config
 	ctrl   *runningController
+	// registry plays the image registry.
+	registry *fakeRegistry
 }
 
 func newHarness(t testing.TB, backend string) *harness {
@@ -101,6 +103,7 @@ func newHarness(t testing.TB, backend string) *harness {
 	h.opts.Namespace = ns.Name
 	h.opts.FailedRetention = 1
 	h.config = env.Config
+	h.registry = newFakeRegistry()
 	// The build and Job controllers' part (standin_test.go), for both
 	// backends: a test may switch backends, and each stand-in only acts on
 	// its own kind.
@@ -139,6 +142,7 @@ func (h *harness) start() *runningController {
 	h.g.Expect(err).NotTo(HaveOccurred())
 	writes, creates := &atomic.Int64{}, &atomic.Int64{}
 	r.Client = countingClient{Client: r.Client, writes: writes, creates: creates}
+	r.Registry = h.registry
 	ctx, cancel := context.WithCancel(context.Background())
 	h.g.Expect(r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 5})).To(Succeed())
 	rc := &runningController{r: r, writes: writes, creates: creates, cancel: cancel, done: make(chan error, 1)}
@@ -204,15 +208,24 @@ func (h *harness) secret(name string, data map[string][]byte) {
 	h.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns}, Data: data})
 }
 
-// machineConfig creates a rendered MachineConfig and returns its name.
+// machineConfig creates a rendered MachineConfig and returns its name. Its
+// kernel arguments name suffix, so two of them need different images.
 func (h *harness) machineConfig(suffix string) string {
+	h.t.Helper()
+	return h.machineConfigWith(suffix, []string{"test=" + suffix})
+}
+
+// machineConfigWith creates a rendered MachineConfig with the given kernel
+// arguments and a file that names suffix.
+func (h *harness) machineConfigWith(suffix string, kargs []string) string {
 	h.t.Helper()
 	name := fmt.Sprintf("rendered-%s-%s", h.prefix, suffix)
 	mc := &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: mcfgv1.MachineConfigSpec{
-			OSImageURL: baseImage,
-			Config:     runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello%20` + suffix + `"}}]}}`)},
+			OSImageURL:      baseImage,
+			KernelArguments: kargs,
+			Config:          runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello%20` + suffix + `"}}]}}`)},
 		},
 	}
 	h.create(mc)

@@ -35,6 +35,9 @@ type Observation struct {
 	Message string
 	// Digest is sha256:<hex> for PhaseSucceeded.
 	Digest string
+	// Started is when the builder started (the Job's first pod, the
+	// Build's start); zero when unknown. For the queue-wait metric.
+	Started time.Time
 }
 
 // Backend runs builds. Its build object is named Request.Names.Build and
@@ -70,6 +73,9 @@ type BackendOptions struct {
 	ServiceAccount string
 	// BuilderImage is the Job backend's image (buildah).
 	BuilderImage string
+	// Retries is how often the Job backend retries a failed build pod (the
+	// Job's backoffLimit); the Job controller backs off between attempts.
+	Retries int32
 }
 
 // Backend names (--build-backend).

@@ -60,6 +60,41 @@ func TestBuildManifest(t *testing.T) {
 	}
 }
 
+// TestJobManifestRetriesAndCAs: --build-retries is the Job's backoffLimit,
+// and the registry CA ConfigMap is mounted where containers/image looks.
+func TestJobManifestRetriesAndCAs(t *testing.T) {
+	req := testRequest(t)
+	req.RegistryCAs = ParseRegistryCAs(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: RegistryCAConfigMapName},
+		Data: map[string]string{"registry.example.com..5000": "PEM", "quay.io": "PEM2", "empty": " "}})
+	j := (&JobBackend{Options: BackendOptions{Retries: 3, BuilderImage: "b"}}).Manifest(req).(*batchv1.Job)
+	if *j.Spec.BackoffLimit != 3 {
+		t.Errorf("backoffLimit %d, want 3", *j.Spec.BackoffLimit)
+	}
+	p := j.Spec.Template.Spec
+	v := p.Volumes[len(p.Volumes)-1]
+	if v.ConfigMap == nil || v.ConfigMap.Name != RegistryCAConfigMapName || len(v.ConfigMap.Items) != 2 ||
+		v.ConfigMap.Items[0].Path != "quay.io/ca.crt" || v.ConfigMap.Items[1].Path != "registry.example.com:5000/ca.crt" {
+		t.Errorf("CA volume %+v", v)
+	}
+	m := p.Containers[0].VolumeMounts[len(p.Containers[0].VolumeMounts)-1]
+	if m.Name != v.Name || m.MountPath != "/etc/containers/certs.d" {
+		t.Errorf("CA mount %+v", m)
+	}
+	if p.Containers[0].TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		t.Errorf("termination message policy %s", p.Containers[0].TerminationMessagePolicy)
+	}
+	// A failed attempt that the Job retries is still in flight, and says so.
+	j.UID = "job-uid"
+	j.Status.Failed = 1
+	failed := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", OwnerReferences: []metav1.OwnerReference{{UID: "job-uid", Controller: ptr.To(true)}}},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: BuilderContainer,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "unauthorized"}}}}}}
+	o := ObserveJob(j, []corev1.Pod{failed})
+	if o.Phase != PhasePending || !strings.Contains(o.Message, "attempt 1 of 4 failed") || !strings.Contains(o.Message, "unauthorized") {
+		t.Errorf("retrying Job: %+v", o)
+	}
+}
+
 func TestJobManifest(t *testing.T) {
 	req := testRequest(t)
 	j := (&JobBackend{Options: BackendOptions{Timeout: time.Hour, BuilderImage: "quay.io/buildah/stable:v1", ServiceAccount: "machine-os-builder"}}).Manifest(req).(*batchv1.Job)

@@ -86,7 +86,12 @@ func (b *BuildAPI) Manifest(req *Request) client.Object {
 
 // Observe implements Backend.
 func (*BuildAPI) Observe(_ context.Context, _ client.Reader, obj client.Object) (Observation, error) {
-	return ObserveBuild(obj.(*buildv1.Build)), nil
+	b := obj.(*buildv1.Build)
+	o := ObserveBuild(b)
+	if b.Status.StartTimestamp != nil {
+		o.Started = b.Status.StartTimestamp.Time
+	}
+	return o, nil
 }
 
 // ObserveBuild maps a Build's phase: New and Pending are pending, Running is

@@ -22,7 +22,20 @@ const (
 	BuilderConfigMapAlias = "on-cluster-build-config"
 	// OSImageURLConfigMapName is the MCO's ConfigMap naming the base OS image.
 	OSImageURLConfigMapName = "machine-config-osimageurl"
+	// CustomContainerfileConfigMapName is upstream's optional ConfigMap of
+	// users' Containerfiles: key <pool>, value the Containerfile content
+	// appended to the generated one.
+	CustomContainerfileConfigMapName = "on-cluster-build-custom-dockerfile"
 )
+
+// MaxContainerfileLength is the longest user Containerfile accepted (the
+// MachineOSConfig API's limit).
+const MaxContainerfileLength = 4096
+
+// RebuildAnnotation on a pool (or a MachineOSConfig) forces a build of its
+// current configuration even when an image for it exists; the controller
+// removes it once that build is published (upstream's annotation).
+const RebuildAnnotation = "machineconfiguration.openshift.io/rebuild"
 
 // Keys of the builder ConfigMap (all required; upstream's names).
 const (

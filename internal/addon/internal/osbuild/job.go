@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +34,9 @@ const (
 	jobPullAuth = "/var/run/secrets/base-image-pull"
 	jobPushAuth = "/var/run/secrets/final-image-push"
 	jobHome     = "/home/build"
+	// jobCertsDir is where containers/image looks for a registry's CA:
+	// <host[:port]>/ca.crt.
+	jobCertsDir = "/etc/containers/certs.d"
 )
 
 // Name implements Backend.
@@ -71,12 +75,14 @@ func (j *JobBackend) Manifest(req *Request) client.Object {
 			Items:      []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
 		}}}
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: meta,
 		Spec: batchv1.JobSpec{
-			// A failed build is kept for debugging, not retried: delete the
-			// Job to retry.
-			BackoffLimit:          ptr.To[int32](0),
+			// A failed pod is retried by the Job controller, with its
+			// exponential backoff (10 s, doubling, capped at 6 min), up
+			// to Retries times; then the Job fails and is kept for
+			// debugging.
+			BackoffLimit:          ptr.To(j.Options.Retries),
 			ActiveDeadlineSeconds: timeoutSeconds(j.Options.Timeout),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: maps.Clone(meta.Annotations)},
@@ -111,8 +117,11 @@ func (j *JobBackend) Manifest(req *Request) client.Object {
 							{Name: "push-auth", MountPath: jobPushAuth, ReadOnly: true},
 							{Name: "storage", MountPath: jobHome + "/.local/share/containers"},
 						},
-						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						TerminationMessagePath: corev1.TerminationMessagePathDefault,
+						// On success the script writes the digest there; on
+						// a failure the log's tail becomes the message, so
+						// the pool's condition and events quote it.
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 					}},
 					Volumes: []corev1.Volume{
 						{Name: "context", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -126,6 +135,26 @@ func (j *JobBackend) Manifest(req *Request) client.Object {
 			},
 		},
 	}
+	addRegistryCAs(&job.Spec.Template.Spec, req.RegistryCAs)
+	return job
+}
+
+// addRegistryCAs mounts the registry CA ConfigMap, if any: each key
+// (<host> or <host>..<port>, OpenShift's format for additionalTrustedCA)
+// becomes <host[:port]>/ca.crt under /etc/containers/certs.d.
+func addRegistryCAs(pod *corev1.PodSpec, ca *RegistryCAs) {
+	if ca == nil || len(ca.Keys) == 0 {
+		return
+	}
+	items := make([]corev1.KeyToPath, 0, len(ca.Keys))
+	for _, k := range ca.Keys {
+		items = append(items, corev1.KeyToPath{Key: k, Path: RegistryHostOfCAKey(k) + "/ca.crt"})
+	}
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "registry-ca", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap}, Items: items},
+	}})
+	c := &pod.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: jobCertsDir, ReadOnly: true})
 }
 
 // Observe implements Backend: it lists the Job's pods (by the build's
@@ -140,7 +169,14 @@ func (*JobBackend) Observe(ctx context.Context, r client.Reader, obj client.Obje
 	}); err != nil {
 		return Observation{}, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
-	return ObserveJob(job, pods.Items), nil
+	o := ObserveJob(job, pods.Items)
+	for _, p := range ownedPods(job, pods.Items) {
+		if p.Status.StartTime != nil {
+			o.Started = p.Status.StartTime.Time
+			break
+		}
+	}
+	return o, nil
 }
 
 // ObserveJob maps a Job and its pods: Failed (DeadlineExceeded is a
@@ -187,15 +223,24 @@ func ObserveJob(job *batchv1.Job, pods []corev1.Pod) Observation {
 		// brings the controller back.
 		return Observation{Phase: PhaseRunning, Message: "the Job completed; waiting for its pod's digest"}
 	}
+	var retry string
+	if job.Status.Failed > 0 {
+		limit := int32(0)
+		if job.Spec.BackoffLimit != nil {
+			limit = *job.Spec.BackoffLimit
+		}
+		retry = fmt.Sprintf("attempt %d of %d failed (%s); the Job retries it with backoff",
+			job.Status.Failed, limit+1, podFailure(job, pods))
+	}
 	if job.Status.Ready != nil && *job.Status.Ready > 0 {
-		return Observation{Phase: PhaseRunning}
+		return Observation{Phase: PhaseRunning, Message: retry}
 	}
 	for _, p := range owned {
 		if p.Status.Phase == corev1.PodRunning {
-			return Observation{Phase: PhaseRunning}
+			return Observation{Phase: PhaseRunning, Message: retry}
 		}
 	}
-	return Observation{Phase: PhasePending}
+	return Observation{Phase: PhasePending, Message: retry}
 }
 
 // ownedPods returns the pods whose controller is job, oldest first.
@@ -222,7 +267,9 @@ func terminationMessage(p *corev1.Pod) (string, bool) {
 
 // podFailure describes why the builder container of a failed pod stopped.
 func podFailure(job *batchv1.Job, pods []corev1.Pod) string {
-	for _, p := range ownedPods(job, pods) {
+	owned := ownedPods(job, pods)
+	slices.Reverse(owned) // the newest failure
+	for _, p := range owned {
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; cs.Name == BuilderContainer && t != nil && t.ExitCode != 0 {
 				return fmt.Sprintf("pod %s: container %s exited %d: %s", p.Name, cs.Name, t.ExitCode, truncate(joinNonEmpty(t.Reason, t.Message), 300))

@@ -30,7 +30,7 @@ const maxConfigMapPayload = 1<<20 - 16<<10
 
 // templateVersion is part of every build ID: changing the Containerfile
 // template (or what goes into the ID) rebuilds every pool.
-const templateVersion = "1"
+const templateVersion = "2"
 
 //go:embed assets/Containerfile.tmpl
 var containerfileTemplate string
@@ -40,24 +40,37 @@ var buildahScript string
 
 var containerfile = template.Must(template.New("Containerfile").Option("missingkey=error").Parse(containerfileTemplate))
 
-// Inputs are everything a build depends on. Two pools, or two versions of
-// one pool, with equal Inputs get the same image; different Inputs get a
-// different ID, hence different objects.
+// Inputs are everything a build depends on. Two versions of one pool whose
+// Inputs have the same ID get the same image; a different ID means a
+// different image, hence a build with different objects.
 type Inputs struct {
-	Pool           string
+	Pool string
+	// RenderedConfig is the pool's rendered MachineConfig. It is not part
+	// of the ID: only its image fields are (RequiresRebuild).
 	RenderedConfig string
-	Builder        BuilderConfig
-	Images         OSImages
+	// Image are the rendered MachineConfig's fields baked into the image.
+	Image   ImageFields
+	Builder BuilderConfig
+	Images  OSImages
+	// Containerfile is the user's Containerfile content, appended to the
+	// generated one (MachineOSConfig spec.containerFile, or the ConfigMap
+	// on-cluster-build-custom-dockerfile key <pool>); "" for none.
+	Containerfile string
 }
 
-// ID is a hash of the inputs: 16 hex digits. It names the build's objects
-// and is recorded on the pool once the image is published.
+// ID is a hash of what goes into the image: 16 hex digits. It names the
+// build's objects and is recorded on the pool once the image is published.
+// A new rendered MachineConfig whose image fields are unchanged keeps the
+// ID, so its pool keeps its image (the rebuild rule, RequiresRebuild).
 func (in Inputs) ID() string {
 	// JSON of a fixed struct is canonical enough: field order is fixed.
 	b, _ := json.Marshal(struct {
-		V, Pool, Config, Base, Release, Repo, PullSecret, PushSecret string
-	}{templateVersion, in.Pool, in.RenderedConfig, in.Images.BaseImage, in.Images.ReleaseVersion,
-		in.Builder.FinalRepository, in.Builder.BaseImagePullSecret, in.Builder.FinalImagePushSecret})
+		V, Pool, Base, Release, Repo, PullSecret, PushSecret string
+		Image                                                ImageFields
+		Containerfile                                        string
+	}{templateVersion, in.Pool, in.Images.BaseImage, in.Images.ReleaseVersion,
+		in.Builder.FinalRepository, in.Builder.BaseImagePullSecret, in.Builder.FinalImagePushSecret,
+		in.Image, in.Containerfile})
 	return hash(string(b))[:idLength]
 }
 
@@ -91,6 +104,9 @@ type Request struct {
 	Containerfile string
 	// Payload is the gzipped rendered MachineConfig JSON.
 	Payload []byte
+	// RegistryCAs are the private registries' CAs the builder trusts (nil
+	// for none). Not part of the ID: they do not change the image.
+	RegistryCAs *RegistryCAs
 }
 
 // NewRequest renders the Containerfile and compresses the rendered
@@ -100,8 +116,8 @@ func NewRequest(namespace string, in Inputs, pool *mcfgv1.MachineConfigPool, mac
 	id := in.ID()
 	var cf strings.Builder
 	if err := containerfile.Execute(&cf, struct {
-		Pool, RenderedConfig, BaseImage, ReleaseVersion string
-	}{in.Pool, in.RenderedConfig, in.Images.BaseImage, in.Images.ReleaseVersion}); err != nil {
+		Pool, RenderedConfig, BaseImage, ReleaseVersion, UserContainerfile string
+	}{in.Pool, in.RenderedConfig, in.Images.BaseImage, in.Images.ReleaseVersion, in.Containerfile}); err != nil {
 		return nil, fmt.Errorf("rendering the Containerfile: %w", err)
 	}
 	payload, err := Compress(machineConfigJSON)

@@ -36,7 +36,11 @@ func TestInputsID(t *testing.T) {
 	}
 	for name, mutate := range map[string]func(*Inputs){
 		"pool":            func(in *Inputs) { in.Pool = "infra" },
-		"rendered config": func(in *Inputs) { in.RenderedConfig = "rendered-worker-2" },
+		"kernel argument": func(in *Inputs) { in.Image.KernelArguments = []string{"nosmt"} },
+		"kernel type":     func(in *Inputs) { in.Image.KernelType = "realtime" },
+		"extension":       func(in *Inputs) { in.Image.Extensions = []string{"usbguard"} },
+		"os image URL":    func(in *Inputs) { in.Image.OSImageURL = "quay.io/ocp/rhcos:2" },
+		"containerfile":   func(in *Inputs) { in.Containerfile = "FROM configs\nRUN true" },
 		"base image":      func(in *Inputs) { in.Images.BaseImage = "quay.io/ocp/rhcos:new" },
 		"release version": func(in *Inputs) { in.Images.ReleaseVersion = "4.16.0" },
 		"repository":      func(in *Inputs) { in.Builder.FinalRepository = "quay.io/other/repo" },
@@ -49,9 +53,16 @@ func TestInputsID(t *testing.T) {
 			t.Errorf("changing the %s does not change the ID", name)
 		}
 	}
+	// A new rendered config that changes nothing baked into the image
+	// keeps the ID: the pool keeps its image (RequiresRebuild).
+	in := testInputs()
+	in.RenderedConfig = "rendered-worker-2"
+	if in.ID() != base.ID() {
+		t.Error("a rendered config with the same image fields must keep the ID")
+	}
 	// The ConfigMap's name (BuilderConfigMapName or its alias) is not an
 	// input of the image.
-	in := testInputs()
+	in = testInputs()
 	in.Builder.ConfigMapName = BuilderConfigMapAlias
 	if in.ID() != base.ID() {
 		t.Error("reading the alias ConfigMap must not change the ID")
