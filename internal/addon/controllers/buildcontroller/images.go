@@ -32,16 +32,27 @@ func rebuildRequested(pool *mcfgv1.MachineConfigPool) bool {
 func (r *Reconciler) keepImage(ctx context.Context, s *poolScope) error {
 	image := s.pool.Annotations[osbuild.DesiredOSImageAnnotation]
 	prev := s.pool.Annotations[osbuild.NewestImageEquivalentConfigAnnotation]
+	var kv map[string]string
 	if prev != s.in.RenderedConfig {
 		buildsTotal.WithLabelValues(outcomeReused).Inc()
 		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, "BuildSkipped", "Build",
 			"%s changes nothing baked into the image (OS image, kernel type, extensions, kernel arguments): the pool keeps %s, built from %s",
 			s.in.RenderedConfig, image, prev)
-		if err := r.patchPool(ctx, s.pool, map[string]string{osbuild.NewestImageEquivalentConfigAnnotation: s.in.RenderedConfig}, nil); err != nil {
-			return err
-		}
+		kv = map[string]string{osbuild.NewestImageEquivalentConfigAnnotation: s.in.RenderedConfig}
 	}
-	return r.keepPublished(ctx, s)
+	if err := r.prune(ctx, s.pool, s.objs, s.id, true); err != nil {
+		return err
+	}
+	// The config the image was built from: a change that keeps the image
+	// does not rewrite the condition.
+	builtFrom := s.in.RenderedConfig
+	if e := osbuild.ParseHistory(s.pool.Annotations[osbuild.ImageHistoryAnnotation]).Find(s.id); e != nil {
+		builtFrom = e.Config
+	}
+	return r.patchPool(ctx, s.pool, kv, &poolState{
+		Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
+		Message: fmt.Sprintf("The layered OS image %s is built from %s.", image, builtFrom),
+	})
 }
 
 // reuse publishes e, an earlier image built for the same build ID, if the

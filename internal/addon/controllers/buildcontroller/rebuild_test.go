@@ -1,6 +1,7 @@
 package buildcontroller
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -119,4 +120,43 @@ func TestImagePruning(t *testing.T) {
 		h.g.Eventually(func() map[string]string { return h.getPool(pool).Annotations }).ShouldNot(HaveKey(osbuild.ImageHistoryAnnotation))
 		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
 	})
+}
+
+// TestTwentyChanges: 20 rendered configs in a row, 3 of which change a
+// kernel argument, make exactly 3 builds (the figure in
+// docs/addon/build-controller.md).
+func TestTwentyChanges(t *testing.T) {
+	h := newHarness(t, osbuild.BackendJob)
+	h.inputs()
+	kargs := []string{"quiet"}
+	first := h.machineConfigWith("c00", kargs)
+	pool := h.pool("worker", first, true).Name
+	h.start()
+	h.setSucceeded(h.waitBuildFor(pool, first), digest('0'))
+	h.g.Eventually(func() string { return h.image(pool) }).ShouldNot(BeEmpty())
+
+	builds := 0
+	for i := 1; i <= 20; i++ {
+		touchesImage := i == 5 || i == 12 || i == 19
+		if touchesImage {
+			kargs = append(append([]string(nil), kargs...), fmt.Sprintf("x%d", i))
+		}
+		cfg := h.machineConfigWith(fmt.Sprintf("c%02d", i), kargs)
+		// MachineConfig changes come minutes apart; a quarter of a
+		// second keeps the loop guard's window meaningful.
+		time.Sleep(250 * time.Millisecond)
+		h.setPoolConfig(pool, cfg)
+		if touchesImage {
+			builds++
+			h.setSucceeded(h.waitBuildFor(pool, cfg), digest("abc"[builds-1]))
+		}
+		h.g.Eventually(func() string {
+			return h.getPool(pool).Annotations[osbuild.NewestImageEquivalentConfigAnnotation]
+		}).Should(Equal(cfg))
+	}
+	h.g.Expect(builds).To(Equal(3))
+	// One build object per image-changing config, none for the others: the
+	// controller created 1 + 3 builds (the first config's and the three).
+	t.Logf("20 MachineConfig changes, 3 touching the image: %d builds (plus the first image)", builds)
+	h.g.Expect(h.ctrl.creates.Load()).To(BeNumerically("==", 2*(1+3)), "ConfigMap + build object per build")
 }

@@ -130,18 +130,6 @@ func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineC
 	}
 }
 
-// keepPublished holds a pool whose image is built from its current inputs:
-// what is left of builds goes, and the conditions say BuildSuccess.
-func (r *Reconciler) keepPublished(ctx context.Context, s *poolScope) error {
-	if err := r.prune(ctx, s.pool, s.objs, s.id, true); err != nil {
-		return err
-	}
-	return r.patchPool(ctx, s.pool, nil, &poolState{
-		Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
-		Message: fmt.Sprintf("The layered OS image %s is built from %s.", s.pool.Annotations[osbuild.DesiredOSImageAnnotation], s.in.RenderedConfig),
-	})
-}
-
 // inFlight follows the build cur (ref in messages), pending or running: it
 // stops the build once past its timeout, else reports it and comes back at
 // the timeout.
