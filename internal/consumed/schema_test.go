@@ -491,3 +491,53 @@ func walkOmitempty(t reflect.Type, schema *apiextensionsv1.JSONSchemaProps, path
 		}
 	}
 }
+
+// TestMigrationRulesMatchUpstream: the MAPI Machine and MachineSet carry
+// upstream's CEL rules of the authority switch (status.authoritativeAPI
+// moves only through Migrating and is never removed; synchronizedGeneration
+// only decreases when leaving Migrating). The migration controller relies
+// on the API server enforcing them, so the CRDs generated from our types
+// (used when upstream's are not at hand) must carry the same rules.
+func TestMigrationRulesMatchUpstream(t *testing.T) {
+	dir, ok := upstreamDir(t)
+	if !ok {
+		t.Skipf("upstream CRDs not available (directory %q): set %s to shared/upstream-crds to compare with upstream", dir, upstreamEnv)
+	}
+	generated := generatedCRDs(t)
+	upstream := upstreamCRDs(t, dir)
+	for _, name := range []string{"machines.machine.openshift.io", "machinesets.machine.openshift.io"} {
+		t.Run(name, func(t *testing.T) {
+			ours, up := crdVersion(generated[name], "v1beta1"), crdVersion(upstream[name].crd, "v1beta1")
+			if ours == nil || up == nil {
+				t.Fatalf("v1beta1 of %s missing: ours %v, upstream %v", name, ours != nil, up != nil)
+			}
+			for _, path := range [][]string{{"status"}, {"status", "authoritativeAPI"}} {
+				o, u := schemaAt(ours.Schema.OpenAPIV3Schema, path), schemaAt(up.Schema.OpenAPIV3Schema, path)
+				if o == nil || u == nil {
+					t.Fatalf("%v: schema missing (ours %v, upstream %v)", path, o != nil, u != nil)
+				}
+				if len(u.XValidations) == 0 {
+					t.Fatalf("%v: upstream has no rules; is this the TechPreviewNoUpgrade CRD?", path)
+				}
+				if !reflect.DeepEqual(o.XValidations, u.XValidations) {
+					t.Errorf("%v: rules differ\n ours:     %+v\n upstream: %+v", path, o.XValidations, u.XValidations)
+				}
+			}
+		})
+	}
+}
+
+// schemaAt walks properties.
+func schemaAt(s *apiextensionsv1.JSONSchemaProps, path []string) *apiextensionsv1.JSONSchemaProps {
+	for _, p := range path {
+		if s == nil {
+			return nil
+		}
+		next, ok := s.Properties[p]
+		if !ok {
+			return nil
+		}
+		s = &next
+	}
+	return s
+}

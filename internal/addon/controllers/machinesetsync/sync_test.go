@@ -201,20 +201,20 @@ func TestSynchronizedFalseThenTrue(t *testing.T) {
 	_ = json.Unmarshal(b, &raw)
 	raw["ports"] = []any{
 		map[string]any{"networkID": netID},
-		map[string]any{"networkID": netID, "profile": map[string]any{"foo": "bar"}},
+		map[string]any{"networkID": netID, "portSecurity": "no"},
 	}
 	ms := newMachineSet(t, testName(t), raw)
 	create(t, ms)
 
 	c := waitCondition(t, ms.Name, corev1.ConditionFalse, ReasonConversionFailed)
 	g.Expect(c.Severity).To(Equal(mapiv1beta1.ConditionSeverityError))
-	g.Expect(c.Message).To(ContainSubstring("spec.template.spec.providerSpec.value.ports[1].profile"))
+	g.Expect(c.Message).To(ContainSubstring("spec.template.spec.providerSpec.value.ports[1].portSecurity"))
 	g.Eventually(func() []event { return rec.eventsFor(mapiNS, ms.Name) }).WithTimeout(timeout).Should(
 		ContainElement(And(HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", ReasonConversionFailed))))
 	g.Expect(getMS(g, ms.Name).Status.SynchronizedGeneration).To(BeZero())
 	g.Consistently(func(g Gomega) { gone(g, &clusterv1.MachineSet{ObjectMeta: capiMeta(ms.Name)}) }).Should(Succeed())
 
-	delete(raw["ports"].([]any)[1].(map[string]any), "profile")
+	delete(raw["ports"].([]any)[1].(map[string]any), "portSecurity")
 	setProviderSpec(t, ms, raw)
 	c = waitCondition(t, ms.Name, corev1.ConditionTrue, ReasonSynchronized)
 	g.Expect(c.Severity).To(BeEmpty())

@@ -3,13 +3,10 @@ package mapi2capi
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsjson "sigs.k8s.io/json"
 
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -22,6 +19,8 @@ const (
 	BareMetalProviderSpecKind    = "BareMetalMachineProviderSpec"
 	OpenStackMachineTemplateKind = "OpenStackMachineTemplate"
 	Metal3MachineTemplateKind    = "Metal3MachineTemplate"
+	OpenStackMachineKind         = "OpenStackMachine"
+	Metal3MachineKind            = "Metal3Machine"
 )
 
 // InfrastructureGroup is the API group of both template kinds.
@@ -29,11 +28,9 @@ const InfrastructureGroup = "infrastructure.cluster.x-k8s.io"
 
 // Paths into the MAPI MachineSet that errors and warnings name.
 var (
-	specPath         = field.NewPath("spec")
-	templatePath     = specPath.Child("template")
-	machineSpecPath  = templatePath.Child("spec")
-	providerSpecPath = machineSpecPath.Child("providerSpec", "value")
-	infraNamePath    = field.NewPath("infrastructure", "status", "infrastructureName")
+	specPath      = field.NewPath("spec")
+	templatePath  = specPath.Child("template")
+	infraNamePath = field.NewPath("infrastructure", "status", "infrastructureName")
 )
 
 // provider is what a providerSpec conversion gives the MachineSet
@@ -45,6 +42,10 @@ type provider struct {
 	spec any
 	// kind of the template.
 	kind string
+	// machine is the infrastructure machine of the same spec (for a
+	// Machine), not yet named; machineKind its kind.
+	machine     client.Object
+	machineKind string
 	// failureDomain and dataSecretName belong to the CAPI Machine template.
 	failureDomain  string
 	dataSecretName *string
@@ -56,7 +57,7 @@ type provider struct {
 // /v1beta2) or a *Metal3MachineTemplate (consumed metal3/v1beta1). On errors
 // both objects are nil; warnings are returned either way. ms is not changed.
 func MachineSet(ms *mapiv1beta1.MachineSet, infra Infra) (*clusterv1.MachineSet, client.Object, []string, field.ErrorList) {
-	r := &report{}
+	r := &report{spec: templatePath.Child("spec")}
 	if ms == nil {
 		return nil, nil, nil, field.ErrorList{field.Required(field.NewPath("machineSet"), "no MachineSet to convert")}
 	}
@@ -68,13 +69,13 @@ func MachineSet(ms *mapiv1beta1.MachineSet, infra Infra) (*clusterv1.MachineSet,
 		r.fail(field.Required(field.NewPath("namespace"), "the CAPI namespace is not set"))
 	}
 
-	prov := convertProvider(ms, infra, r)
+	prov := convertProvider(&ms.Spec.Template.Spec, ms.Namespace, infra, r)
 	capi := convertMachineSet(ms, infra, r)
 
 	if prov != nil {
 		name, err := TemplateName(ms.Name, prov.spec)
 		if err != nil {
-			r.fail(field.InternalError(providerSpecPath, err))
+			r.fail(field.InternalError(r.providerSpec(), err))
 		}
 		prov.template.SetName(name)
 		prov.template.SetNamespace(infra.Namespace)
@@ -94,51 +95,34 @@ func MachineSet(ms *mapiv1beta1.MachineSet, infra Infra) (*clusterv1.MachineSet,
 }
 
 // convertProvider picks the provider by the providerSpec's kind, or by the
-// platform when it has none, and converts the providerSpec.
-func convertProvider(ms *mapiv1beta1.MachineSet, infra Infra, r *report) *provider {
-	v := ms.Spec.Template.Spec.ProviderSpec.Value
+// platform when it has none, and converts the providerSpec of spec (a
+// machine in mapiNS).
+func convertProvider(spec *mapiv1beta1.MachineSpec, mapiNS string, infra Infra, r *report) *provider {
+	v := spec.ProviderSpec.Value
 	if v == nil || len(v.Raw) == 0 {
-		r.fail(field.Required(providerSpecPath, "the MachineSet has no providerSpec"))
+		r.fail(field.Required(r.providerSpec(), "no providerSpec is set"))
 		return nil
 	}
-	var tm metav1.TypeMeta
+	var tm struct{ Kind any }
 	if err := json.Unmarshal(v.Raw, &tm); err != nil {
-		r.fail(field.Invalid(providerSpecPath, string(v.Raw), "not a JSON object with a string kind: "+err.Error()))
+		r.fail(field.Invalid(r.providerSpec(), shortJSON(string(v.Raw)), "not a JSON object: "+err.Error()))
+		return nil
+	}
+	kind, ok := tm.Kind.(string)
+	if !ok && tm.Kind != nil {
+		r.fail(field.Invalid(r.providerSpec().Child("kind"), shortJSON(tm.Kind), "must be a string, not "+jsonKind(tm.Kind)))
 		return nil
 	}
 	switch {
-	case tm.Kind == OpenStackProviderSpecKind || tm.Kind == "" && infra.Platform == configv1.OpenStackPlatformType:
-		return convertOpenStack(v.Raw, ms, infra, r)
-	case tm.Kind == BareMetalProviderSpecKind || tm.Kind == "" && infra.Platform == configv1.BareMetalPlatformType:
-		return convertMetal3(v.Raw, ms, infra, r)
-	case tm.Kind == "":
-		r.fail(field.Required(providerSpecPath.Child("kind"),
+	case kind == OpenStackProviderSpecKind || kind == "" && infra.Platform == configv1.OpenStackPlatformType:
+		return convertOpenStack(v.Raw, mapiNS, infra, r)
+	case kind == BareMetalProviderSpecKind || kind == "" && infra.Platform == configv1.BareMetalPlatformType:
+		return convertMetal3(v.Raw, mapiNS, infra, r)
+	case kind == "":
+		r.fail(field.Required(r.providerSpec().Child("kind"),
 			fmt.Sprintf("the providerSpec has no kind and the platform (%q) does not say which provider it is for", infra.Platform)))
 	default:
-		r.fail(field.NotSupported(providerSpecPath.Child("kind"), tm.Kind, []string{OpenStackProviderSpecKind, BareMetalProviderSpecKind}))
+		r.fail(field.NotSupported(r.providerSpec().Child("kind"), kind, []string{OpenStackProviderSpecKind, BareMetalProviderSpecKind}))
 	}
 	return nil
-}
-
-// decodeStrict decodes a providerSpec into out. Field names are matched
-// case-sensitively; an unknown or duplicated field is an error, since
-// dropping it silently could change the machines.
-func decodeStrict(raw []byte, out any, r *report) bool {
-	strictErrs, err := sigsjson.UnmarshalStrict(raw, out, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
-	if err != nil {
-		r.fail(field.Invalid(providerSpecPath, "(not shown)", "cannot decode the providerSpec: "+err.Error()))
-		return false
-	}
-	for _, e := range strictErrs {
-		msg := e.Error()
-		// The messages are `unknown field "a.b[0].c"` and `duplicate field
-		// "a"`: name the field by its full path.
-		if i, j := strings.Index(msg, `"`), strings.LastIndex(msg, `"`); i >= 0 && j > i {
-			r.fail(field.Forbidden(providerSpecPath.Child(msg[i+1:j]),
-				strings.TrimSpace(msg[:i])+": field names are case-sensitive; remove or correct it"))
-			continue
-		}
-		r.fail(field.Forbidden(providerSpecPath, msg))
-	}
-	return len(strictErrs) == 0
 }

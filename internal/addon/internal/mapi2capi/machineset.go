@@ -62,16 +62,16 @@ func convertMachineSet(ms *mapiv1beta1.MachineSet, infra Infra, r *report) *clus
 	// puts on the Node (spec.template.spec.metadata), then lifecycle hooks.
 	tmeta := &ms.Spec.Template.ObjectMeta
 	rejectObjectMeta(tmeta, templatePath.Child("metadata"), r)
-	rejectObjectMeta(&mspec.ObjectMeta, machineSpecPath.Child("metadata"), r)
+	rejectObjectMeta(&mspec.ObjectMeta, r.spec.Child("metadata"), r)
 	tl := convertLabels(tmeta.Labels, templatePath.Child("metadata", "labels"), r)
-	tl = mergeInto(tl, mspec.Labels, machineSpecPath.Child("metadata", "labels"), r)
+	tl = mergeInto(tl, mspec.Labels, r.spec.Child("metadata", "labels"), r)
 	warnUnsyncedNodeMetadata(mspec, r)
 	if infra.ClusterName != "" {
 		tl = mergeInto(tl, map[string]string{clusterv1.ClusterNameLabel: infra.ClusterName}, templatePath.Child("metadata", "labels"), r)
 	}
 	ta := convertAnnotations(tmeta.Annotations, templatePath.Child("metadata", "annotations"), r)
-	ta = mergeInto(ta, mspec.Annotations, machineSpecPath.Child("metadata", "annotations"), r)
-	ta = mergeInto(ta, lifecycleHookAnnotations(mspec.LifecycleHooks), machineSpecPath.Child("lifecycleHooks"), r)
+	ta = mergeInto(ta, mspec.Annotations, r.spec.Child("metadata", "annotations"), r)
+	ta = mergeInto(ta, lifecycleHookAnnotations(mspec.LifecycleHooks), r.spec.Child("lifecycleHooks"), r)
 	capi.Spec.Template.Labels, capi.Spec.Template.Annotations = tl, ta
 
 	if s, err := metav1.LabelSelectorAsSelector(&capi.Spec.Selector); err != nil {
@@ -87,7 +87,7 @@ func convertMachineSet(ms *mapiv1beta1.MachineSet, infra Infra, r *report) *clus
 		ts.MinReadySeconds = ptr.To(ms.Spec.MinReadySeconds)
 	}
 	if mspec.ProviderID != nil {
-		r.fail(field.Forbidden(machineSpecPath.Child("providerID"), "a MachineSet's machines cannot share a providerID"))
+		r.fail(field.Forbidden(r.spec.Child("providerID"), "a MachineSet's machines cannot share a providerID"))
 	}
 	ts.Taints = convertTaints(mspec, r)
 
@@ -118,14 +118,14 @@ func warnUnsyncedNodeMetadata(mspec *mapiv1beta1.MachineSpec, r *report) {
 	synced := capilabels.GetManagedLabels(mspec.Labels)
 	for _, k := range slices.Sorted(maps.Keys(mspec.Labels)) {
 		if _, ok := synced[k]; !ok {
-			r.warn(machineSpecPath.Child("metadata", "labels").Key(k),
+			r.warn(r.spec.Child("metadata", "labels").Key(k),
 				"set on the CAPI Machine, but CAPI copies only node-role.kubernetes.io/, node-restriction.kubernetes.io/ and node.cluster.x-k8s.io/ labels to the Node unless it runs with --additional-sync-machine-labels")
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(mspec.Annotations)) {
 		domain, _, _ := strings.Cut(k, "/")
 		if domain != clusterv1.ManagedNodeAnnotationDomain && !strings.HasSuffix(domain, "."+clusterv1.ManagedNodeAnnotationDomain) {
-			r.warn(machineSpecPath.Child("metadata", "annotations").Key(k),
+			r.warn(r.spec.Child("metadata", "annotations").Key(k),
 				"set on the CAPI Machine, but CAPI copies only node.cluster.x-k8s.io/ annotations to the Node unless it runs with --additional-sync-machine-annotations")
 		}
 	}
@@ -154,7 +154,7 @@ func convertTaints(mspec *mapiv1beta1.MachineSpec, r *report) []clusterv1.Machin
 	}
 	out := make([]clusterv1.MachineTaint, 0, len(mspec.Taints))
 	for i, t := range mspec.Taints {
-		p := machineSpecPath.Child("taints").Index(i)
+		p := r.spec.Child("taints").Index(i)
 		if slices.Contains(reservedTaintKeys, t.Key) || slices.ContainsFunc(reservedTaintPrefixes, func(pre string) bool {
 			return strings.HasPrefix(t.Key, pre) && t.Key != "node.kubernetes.io/out-of-service"
 		}) {

@@ -7,18 +7,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bmv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetal/v1alpha1"
-	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
 )
 
 // convertMetal3 converts a BareMetalMachineProviderSpec into a
 // Metal3MachineTemplate.
-func convertMetal3(raw []byte, ms *mapiv1beta1.MachineSet, infra Infra, r *report) *provider {
+func convertMetal3(raw []byte, mapiNS string, infra Infra, r *report) *provider {
 	var ps bmv1alpha1.BareMetalMachineProviderSpec
-	if !decodeStrict(raw, &ps, r) {
+	if !decodeProviderSpec(raw, &ps, r.providerSpec(), r) {
 		return nil
 	}
-	p := providerSpecPath
+	p := r.providerSpec()
 	if !reflect.DeepEqual(ps.ObjectMeta, metav1.ObjectMeta{}) {
 		r.warn(p.Child("metadata"), "ignored by the bare-metal provider; not converted")
 	}
@@ -50,13 +49,20 @@ func convertMetal3(raw []byte, ms *mapiv1beta1.MachineSet, infra Infra, r *repor
 	}
 	// The user data goes to the CAPI Machine's bootstrap data secret;
 	// CAPM3 hands it to the host from there.
-	dataSecret := userDataSecretName(ps.UserData, p.Child("userData"), ms.Namespace, infra.Namespace, r)
+	dataSecret := userDataSecretName(ps.UserData, p.Child("userData"), mapiNS, infra.Namespace, r)
 
 	tmpl := &metal3v1.Metal3MachineTemplate{
 		TypeMeta: metav1.TypeMeta{APIVersion: metal3v1.GroupVersion.String(), Kind: Metal3MachineTemplateKind},
 		Spec:     metal3v1.Metal3MachineTemplateSpec{Template: metal3v1.Metal3MachineTemplateResource{Spec: spec}},
 	}
-	return &provider{template: tmpl, spec: tmpl.Spec, kind: Metal3MachineTemplateKind, dataSecretName: dataSecret}
+	return &provider{
+		template: tmpl, spec: tmpl.Spec, kind: Metal3MachineTemplateKind, dataSecretName: dataSecret,
+		machine: &metal3v1.Metal3Machine{
+			TypeMeta: metav1.TypeMeta{APIVersion: metal3v1.GroupVersion.String(), Kind: Metal3MachineKind},
+			Spec:     *spec.DeepCopy(),
+		},
+		machineKind: Metal3MachineKind,
+	}
 }
 
 func copyMap(in map[string]string) map[string]string {

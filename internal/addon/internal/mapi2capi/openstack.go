@@ -15,7 +15,6 @@ import (
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	mapiv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1alpha1"
-	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
 // uuidRE is the "uuid" string format of OpenAPI, which the template's CRD
@@ -33,12 +32,12 @@ const (
 // convertOpenStack converts an OpenstackProviderSpec into an
 // OpenStackMachineTemplate, field by field as MAPO (machine-api-provider-
 // openstack, pkg/machine/convert.go) turns it into a server.
-func convertOpenStack(raw []byte, ms *mapiv1beta1.MachineSet, infra Infra, r *report) *provider {
+func convertOpenStack(raw []byte, mapiNS string, infra Infra, r *report) *provider {
 	var ps mapiv1alpha1.OpenstackProviderSpec
-	if !decodeStrict(raw, &ps, r) {
+	if !decodeProviderSpec(raw, &ps, r.providerSpec(), r) {
 		return nil
 	}
-	p := providerSpecPath
+	p := r.providerSpec()
 	if !reflect.DeepEqual(ps.ObjectMeta, metav1.ObjectMeta{}) {
 		r.warn(p.Child("metadata"), "ignored by MAPO; not converted")
 	}
@@ -47,7 +46,7 @@ func convertOpenStack(raw []byte, ms *mapiv1beta1.MachineSet, infra Infra, r *re
 		SSHKeyName:  ps.KeyName,
 		Trunk:       ps.Trunk,
 		ConfigDrive: copyPtr(ps.ConfigDrive),
-		IdentityRef: convertIdentity(&ps, ms.Namespace, infra.Namespace, r),
+		IdentityRef: convertIdentity(&ps, mapiNS, infra.Namespace, r),
 	}
 	if ps.Flavor == "" {
 		r.fail(field.Required(p.Child("flavor"), "a flavor name is required"))
@@ -74,8 +73,8 @@ func convertOpenStack(raw []byte, ms *mapiv1beta1.MachineSet, infra Infra, r *re
 	spec.SecurityGroups = convertSecurityGroups(ps.SecurityGroups, p.Child("securityGroups"), r)
 	spec.Tags = dedupe(ps.Tags)
 	spec.ServerMetadata = convertServerMetadata(ps.ServerMetadata, p.Child("serverMetadata"), r)
-	spec.RootVolume = convertRootVolume(ps.RootVolume, p.Child("rootVolume"), r)
-	spec.AdditionalBlockDevices = convertBlockDevices(ps.AdditionalBlockDevices, p.Child("additionalBlockDevices"), r)
+	spec.RootVolume = convertRootVolume(ps.RootVolume, ps.AvailabilityZone, p.Child("rootVolume"), r)
+	spec.AdditionalBlockDevices = convertBlockDevices(ps.AdditionalBlockDevices, ps.AvailabilityZone, p.Child("additionalBlockDevices"), r)
 	spec.ServerGroup = convertServerGroup(&ps, r)
 
 	tmpl := &infrav1.OpenStackMachineTemplate{
@@ -83,18 +82,23 @@ func convertOpenStack(raw []byte, ms *mapiv1beta1.MachineSet, infra Infra, r *re
 		Spec:     infrav1.OpenStackMachineTemplateSpec{Template: infrav1.OpenStackMachineTemplateResource{Spec: spec}},
 	}
 	return &provider{
-		template:       tmpl,
-		spec:           tmpl.Spec,
-		kind:           OpenStackMachineTemplateKind,
+		template: tmpl,
+		spec:     tmpl.Spec,
+		kind:     OpenStackMachineTemplateKind,
+		machine: &infrav1.OpenStackMachine{
+			TypeMeta: metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: OpenStackMachineKind},
+			Spec:     *spec.DeepCopy(),
+		},
+		machineKind:    OpenStackMachineKind,
 		failureDomain:  ps.AvailabilityZone,
-		dataSecretName: userDataSecretName(ps.UserDataSecret, p.Child("userDataSecret"), ms.Namespace, infra.Namespace, r),
+		dataSecretName: userDataSecretName(ps.UserDataSecret, p.Child("userDataSecret"), mapiNS, infra.Namespace, r),
 	}
 }
 
 // convertIdentity maps cloudsSecret and cloudName to an identityRef. The
 // Secret is looked up in the template's namespace, not the MAPI one.
 func convertIdentity(ps *mapiv1alpha1.OpenstackProviderSpec, mapiNS, capiNS string, r *report) *infrav1.OpenStackIdentityReference {
-	p := providerSpecPath
+	p := r.providerSpec()
 	if ps.CloudsSecret == nil || ps.CloudsSecret.Name == "" {
 		r.warn(p.Child("cloudsSecret"), "not set: the machines use the OpenStackCluster's identityRef")
 		if ps.CloudName != "" {
@@ -116,7 +120,7 @@ func convertIdentity(ps *mapiv1alpha1.OpenstackProviderSpec, mapiNS, capiNS stri
 // image named by rootVolume.sourceUUID (the installer leaves image empty
 // then) and ignores image.
 func convertImage(ps *mapiv1alpha1.OpenstackProviderSpec, r *report) string {
-	p := providerSpecPath
+	p := r.providerSpec()
 	if rv := ps.RootVolume; rv != nil {
 		switch {
 		case rv.SourceUUID != "" && ps.Image != "" && ps.Image != rv.SourceUUID:
@@ -170,13 +174,16 @@ func convertServerMetadata(in map[string]string, p *field.Path, r *report) []inf
 	return out
 }
 
-func convertRootVolume(rv *mapiv1alpha1.RootVolume, p *field.Path, r *report) *infrav1.RootVolume {
+// convertRootVolume maps the root volume. Without a zone of its own MAPO
+// makes it in the machine's zone (machineAZ, the providerSpec's
+// availabilityZone), which is the template's availabilityZone.from: Machine.
+func convertRootVolume(rv *mapiv1alpha1.RootVolume, machineAZ string, p *field.Path, r *report) *infrav1.RootVolume {
 	if rv == nil {
 		return nil
 	}
 	out := &infrav1.RootVolume{SizeGiB: sizeGiB(rv.Size, p.Child("diskSize"), r)}
 	out.Type = rv.VolumeType
-	out.AvailabilityZone = volumeAZ(rv.Zone, p.Child("availabilityZone"), r)
+	out.AvailabilityZone = volumeAZ(rv.Zone, machineAZ, p.Child("availabilityZone"), r)
 	if rv.DeprecatedDeviceType != "" {
 		r.warn(p.Child("deviceType"), "ignored by MAPO; not converted")
 	}
@@ -186,7 +193,10 @@ func convertRootVolume(rv *mapiv1alpha1.RootVolume, p *field.Path, r *report) *i
 	return out
 }
 
-func convertBlockDevices(in []mapiv1alpha1.AdditionalBlockDevice, p *field.Path, r *report) []infrav1.AdditionalBlockDevice {
+// convertBlockDevices maps the additional block devices. A Volume device
+// without a zone of its own is made in the machine's zone, as the root
+// volume is.
+func convertBlockDevices(in []mapiv1alpha1.AdditionalBlockDevice, machineAZ string, p *field.Path, r *report) []infrav1.AdditionalBlockDevice {
 	if len(in) == 0 {
 		return nil
 	}
@@ -213,11 +223,13 @@ func convertBlockDevices(in []mapiv1alpha1.AdditionalBlockDevice, p *field.Path,
 			}
 		case mapiv1alpha1.VolumeBlockDevice:
 			d.Storage.Type = infrav1.VolumeBlockDevice
-			if v := bd.Storage.Volume; v != nil {
-				vol := &infrav1.BlockDeviceVolume{Type: v.Type, AvailabilityZone: volumeAZ(v.AvailabilityZone, sp.Child("volume", "availabilityZone"), r)}
-				if vol.Type != "" || vol.AvailabilityZone != nil {
-					d.Storage.Volume = vol
-				}
+			v := bd.Storage.Volume
+			if v == nil {
+				v = &mapiv1alpha1.BlockDeviceVolume{}
+			}
+			vol := &infrav1.BlockDeviceVolume{Type: v.Type, AvailabilityZone: volumeAZ(v.AvailabilityZone, machineAZ, sp.Child("volume", "availabilityZone"), r)}
+			if vol.Type != "" || vol.AvailabilityZone != nil {
+				d.Storage.Volume = vol
 			}
 		default:
 			r.fail(field.NotSupported(sp.Child("type"), bd.Storage.Type, []mapiv1alpha1.BlockDeviceType{mapiv1alpha1.LocalBlockDevice, mapiv1alpha1.VolumeBlockDevice}))
@@ -236,9 +248,13 @@ func sizeGiB(n int, p *field.Path, r *report) int32 {
 	return int32(n)
 }
 
-// volumeAZ names a volume's availability zone; none when empty.
-func volumeAZ(zone string, p *field.Path, r *report) *infrav1.VolumeAvailabilityZone {
+// volumeAZ is a volume's availability zone: its own (zone), else the
+// machine's when it has one (MAPO's default), else none.
+func volumeAZ(zone, machineAZ string, p *field.Path, r *report) *infrav1.VolumeAvailabilityZone {
 	if zone == "" {
+		if machineAZ != "" {
+			return &infrav1.VolumeAvailabilityZone{From: infrav1.VolumeAZFromMachine}
+		}
 		return nil
 	}
 	if strings.ContainsRune(zone, ' ') {
@@ -251,7 +267,7 @@ func volumeAZ(zone string, p *field.Path, r *report) *infrav1.VolumeAvailability
 // convertServerGroup: MAPO prefers the ID and looks a name up (creating the
 // group when missing; CAPI only looks it up).
 func convertServerGroup(ps *mapiv1alpha1.OpenstackProviderSpec, r *report) *infrav1.ServerGroupParam {
-	p := providerSpecPath
+	p := r.providerSpec()
 	switch {
 	case ps.ServerGroupID != "":
 		if ps.ServerGroupName != "" {

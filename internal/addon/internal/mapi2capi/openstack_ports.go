@@ -26,7 +26,7 @@ import (
 func convertNetworks(in []mapiv1alpha1.NetworkParam, infra Infra, r *report) []infrav1.PortOpts {
 	var out []infrav1.PortOpts
 	for i := range in {
-		out = append(out, convertNetwork(&in[i], providerSpecPath.Child("networks").Index(i), infra, r)...)
+		out = append(out, convertNetwork(&in[i], r.providerSpec().Child("networks").Index(i), infra, r)...)
 	}
 	return out
 }
@@ -78,7 +78,7 @@ func warnIgnoredNetworkFields(net *mapiv1alpha1.NetworkParam, p *field.Path, r *
 func networkPortCommon(net *mapiv1alpha1.NetworkParam, p *field.Path, infra Infra, r *report) infrav1.PortOpts {
 	common := infrav1.PortOpts{
 		ResolvedPortSpecFields: infrav1.ResolvedPortSpecFields{
-			AllowedAddressPairs: vipAddressPairs(net.NoAllowedAddressPairs, p, infra, r),
+			AllowedAddressPairs: vipAddressPairs(net, p, infra, r),
 			EnablePortSecurity:  copyPtr(net.PortSecurity),
 			Profile:             convertProfile(net.Profile, p.Child("profile"), r),
 		},
@@ -193,30 +193,46 @@ func convertSubnet(sn *mapiv1alpha1.SubnetParam, p *field.Path, r *report) infra
 }
 
 // vipAddressPairs are the allowed address pairs MAPO gives the ports of a
-// network: the API and ingress VIPs.
-func vipAddressPairs(noPairs bool, p *field.Path, infra Infra, r *report) []infrav1.AddressPair {
-	if noPairs || infra.UserManagedLoadBalancer {
+// network: the API and ingress VIPs, unless the network asks for none, the
+// load balancer is the user's, or port security is off (Neutron refuses
+// address pairs then, and MAPO drops them).
+func vipAddressPairs(net *mapiv1alpha1.NetworkParam, p *field.Path, infra Infra, r *report) []infrav1.AddressPair {
+	if net.NoAllowedAddressPairs || infra.UserManagedLoadBalancer {
 		return nil
 	}
+	out := VIPAddressPairs(infra)
+	switch {
+	case len(out) == 0:
+		r.warn(p.Child("noAllowedAddressPairs"),
+			"false, so MAPO allows the API and ingress VIPs on this network's ports, but the Infrastructure status names no VIP: none converted")
+	case portSecurityOff(net.PortSecurity):
+		r.warn(p.Child("portSecurity"),
+			"false: the API and ingress VIPs that MAPO would allow as address pairs are dropped, as MAPO drops them (Neutron refuses address pairs on a port without port security); set noAllowedAddressPairs: true to say so")
+		return nil
+	}
+	return out
+}
+
+// VIPAddressPairs are the address pairs MAPO allows on the ports it makes
+// from networks: the API and ingress VIPs of the Infrastructure status.
+func VIPAddressPairs(infra Infra) []infrav1.AddressPair {
 	var out []infrav1.AddressPair
 	for _, ip := range append(slices.Clone(infra.APIVIPs), infra.IngressVIPs...) {
 		if ip != "" {
 			out = append(out, infrav1.AddressPair{IPAddress: ip})
 		}
 	}
-	if len(out) == 0 {
-		r.warn(p.Child("noAllowedAddressPairs"),
-			"false, so MAPO allows the API and ingress VIPs on this network's ports, but the Infrastructure status names no VIP: none converted")
-	}
 	return out
 }
+
+func portSecurityOff(b *bool) bool { return b != nil && !*b }
 
 // convertPorts maps explicit ports.
 func convertPorts(in []mapiv1alpha1.PortOpts, infra Infra, r *report) []infrav1.PortOpts {
 	var out []infrav1.PortOpts
 	for i := range in {
 		mp := &in[i]
-		p := providerSpecPath.Child("ports").Index(i)
+		p := r.providerSpec().Child("ports").Index(i)
 		checkTags(mp.Tags, p.Child("tags"), r)
 		port := infrav1.PortOpts{
 			Trunk: copyPtr(mp.Trunk),
@@ -246,7 +262,12 @@ func convertPorts(in []mapiv1alpha1.PortOpts, infra Infra, r *report) []infrav1.
 			out.IPAddress = nonEmpty(fip.IPAddress)
 			port.FixedIPs = append(port.FixedIPs, out)
 		}
-		if mp.SecurityGroups != nil {
+		off := portSecurityOff(mp.PortSecurity)
+		switch {
+		case mp.SecurityGroups == nil:
+		case off && len(*mp.SecurityGroups) > 0:
+			r.warn(p.Child("securityGroups"), "dropped: portSecurity is false, and Neutron refuses security groups on such a port; MAPO drops them too")
+		default:
 			// MAPO applies the machine's security groups when the list is
 			// empty, as the template does.
 			for k, id := range *mp.SecurityGroups {
@@ -255,10 +276,9 @@ func convertPorts(in []mapiv1alpha1.PortOpts, infra Infra, r *report) []infrav1.
 				}
 			}
 		}
-		if mp.PortSecurity != nil && !*mp.PortSecurity && len(port.SecurityGroups) > 0 {
-			r.fail(field.Forbidden(p.Child("securityGroups"), "Neutron refuses security groups on a port with portSecurity false"))
-		}
 		switch {
+		case len(mp.AllowedAddressPairs) > 0 && off:
+			r.warn(p.Child("allowedAddressPairs"), "dropped: portSecurity is false, and Neutron refuses address pairs on such a port; MAPO drops them too")
 		case len(mp.AllowedAddressPairs) > 0 && infra.UserManagedLoadBalancer:
 			r.warn(p.Child("allowedAddressPairs"), "dropped, as MAPO drops them when the cluster's load balancer is UserManaged")
 		default:
@@ -286,8 +306,8 @@ func convertPorts(in []mapiv1alpha1.PortOpts, infra Infra, r *report) []infrav1.
 
 // convertProfile maps a binding profile to the keys the template knows:
 // capabilities containing switchdev (OVS hardware offload) and trusted:
-// "true" (a trusted VF). Any other key is refused, since Neutron would get
-// a different binding:profile.
+// "true" (a trusted VF). MAPO ignores any other key, and so does the
+// conversion, with a warning at the key's path.
 func convertProfile(in map[string]string, p *field.Path, r *report) *infrav1.BindingProfile {
 	var out infrav1.BindingProfile
 	for _, k := range slices.Sorted(maps.Keys(in)) {
@@ -303,7 +323,7 @@ func convertProfile(in map[string]string, p *field.Path, r *report) *infrav1.Bin
 				out.TrustedVF = ptr.To(true)
 			}
 		default:
-			r.fail(field.Invalid(p, k, "unsupported binding profile key: only capabilities (switchdev) and trusted are converted"))
+			r.warn(p.Key(k), "ignored by MAPO (it sends only capabilities: switchdev and trusted: true to Neutron); not converted")
 		}
 	}
 	if out == (infrav1.BindingProfile{}) {

@@ -257,11 +257,14 @@ func TestOpenStack(t *testing.T) {
 						{Subnet: &infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "sub-b", IPVersion: 6}}},
 					},
 					ResolvedPortSpecFields: infrav1.ResolvedPortSpecFields{
-						AllowedAddressPairs: vipPairs, VNICType: ptr.To("direct"), EnablePortSecurity: ptr.To(false),
+						VNICType: ptr.To("direct"), EnablePortSecurity: ptr.To(false),
 						Profile: &infrav1.BindingProfile{OVSHWOffload: ptr.To(true), TrustedVF: ptr.To(true)},
 					},
 				}}
 			},
+			// Port security off: MAPO drops the VIP address pairs (Neutron
+			// refuses them).
+			wantWarnings: []string{pv("networks[0].portSecurity")},
 		},
 		{
 			name: "network by filter; noAllowedAddressPairs",
@@ -447,10 +450,12 @@ func TestOpenStack(t *testing.T) {
 				}
 			},
 			wantErrs: []string{
-				pv("ports[0].networkID"), pv("ports[1].profile"), pv("ports[2].securityGroups"),
+				pv("ports[0].networkID"),
 				pv("ports[3].networkID"), pv("ports[3].fixedIPs[0].subnetID"), pv("ports[3].securityGroups[0]"),
 				pv("ports[4].allowedAddressPairs[0].ipAddress"), pv("ports[4].tags[0]"),
 			},
+			// What MAPO ignores or drops is warned, not refused.
+			wantWarnings: []string{pv("ports[1].profile[foo]"), pv("ports[2].securityGroups")},
 		},
 		{
 			name: "networks come before ports, as in MAPO",
@@ -544,6 +549,7 @@ func TestProviderSpecDecoding(t *testing.T) {
 		raw          string
 		platform     string
 		wantErrs     []string
+		wantWarnings []string
 		wantTemplate string
 	}{
 		{name: "kind names the provider", raw: `{"kind":"OpenstackProviderSpec","flavor":"f","image":"i","userDataSecret":{"name":"u"}}`, wantTemplate: OpenStackMachineTemplateKind},
@@ -554,16 +560,34 @@ func TestProviderSpecDecoding(t *testing.T) {
 		{name: "not an object", raw: `[1]`, platform: "OpenStack", wantErrs: []string{"spec.template.spec.providerSpec.value"}},
 		{name: "bad JSON", raw: `{"kind":`, platform: "OpenStack", wantErrs: []string{"spec.template.spec.providerSpec.value"}},
 		{
-			name:     "unknown and mis-cased fields",
-			raw:      `{"kind":"OpenstackProviderSpec","flavor":"f","image":"i","userDataSecret":{"name":"u"},"bogus":1,"ports":[{"networkID":"` + netID + `","Trunk":true}]}`,
-			wantErrs: []string{pv("bogus"), pv("ports[0].Trunk")},
+			name:     "unknown field",
+			raw:      `{"kind":"OpenstackProviderSpec","flavor":"f","image":"i","userDataSecret":{"name":"u"},"bogus":1,"ports":[{"networkID":"` + netID + `","trunkk":true}]}`,
+			wantErrs: []string{pv("bogus"), pv("ports[0].trunkk")},
+		},
+		{
+			name:         "mis-cased field: read as MAPO reads it, with a warning at its canonical path",
+			raw:          `{"kind":"OpenstackProviderSpec","flavor":"f","image":"i","userDataSecret":{"name":"u"},"ports":[{"networkID":"` + netID + `","Trunk":true}]}`,
+			wantWarnings: []string{pv("ports[0].trunk")},
+			wantTemplate: OpenStackMachineTemplateKind,
+		},
+		{
+			name:     "one field in two cases",
+			raw:      `{"kind":"OpenstackProviderSpec","flavor":"f","Flavor":"g","image":"i","userDataSecret":{"name":"u"}}`,
+			wantErrs: []string{pv("flavor")},
 		},
 		{
 			name:     "duplicate field",
 			raw:      `{"kind":"OpenstackProviderSpec","flavor":"f","flavor":"g","image":"i","userDataSecret":{"name":"u"}}`,
 			wantErrs: []string{pv("flavor")},
 		},
-		{name: "wrong type", raw: `{"kind":"OpenstackProviderSpec","flavor":3}`, wantErrs: []string{"spec.template.spec.providerSpec.value"}},
+		{name: "wrong type: at the field's path", raw: `{"kind":"OpenstackProviderSpec","flavor":3}`, wantErrs: []string{pv("flavor")}},
+		{
+			name:     "wrong types deep down",
+			raw:      `{"kind":"OpenstackProviderSpec","flavor":"f","image":"i","userDataSecret":{"name":"u"},"rootVolume":{"diskSize":"30"},"ports":[{"networkID":"` + netID + `","portSecurity":"false","fixedIPs":{}}]}`,
+			wantErrs: []string{pv("rootVolume.diskSize"), pv("ports[0].portSecurity"), pv("ports[0].fixedIPs")},
+		},
+		{name: "a fraction where a whole number goes", raw: `{"kind":"OpenstackProviderSpec","flavor":"f","image":"i","userDataSecret":{"name":"u"},"rootVolume":{"diskSize":1.5}}`, wantErrs: []string{pv("rootVolume.diskSize")}},
+		{name: "kind not a string", raw: `{"kind":7}`, platform: "OpenStack", wantErrs: []string{pv("kind")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -572,6 +596,9 @@ func TestProviderSpecDecoding(t *testing.T) {
 			_, tmpl, warnings, errs := MachineSet(testMachineSet(t, tt.raw), infra)
 			if got := errPaths(errs); !equalStrings(got, sorted(tt.wantErrs)) {
 				t.Errorf("errors at %q, want %q: %v", got, tt.wantErrs, errs)
+			}
+			if got := warningPaths(warnings); tt.wantWarnings != nil && !equalStrings(got, sorted(append(tt.wantWarnings, pv("cloudsSecret")))) {
+				t.Errorf("warnings at %q, want %q: %v", got, tt.wantWarnings, warnings)
 			}
 			if tt.wantTemplate != "" && (tmpl == nil || tmpl.GetObjectKind().GroupVersionKind().Kind != tt.wantTemplate) {
 				t.Errorf("template %T, want a %s (warnings %v)", tmpl, tt.wantTemplate, warnings)

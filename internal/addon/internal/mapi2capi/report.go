@@ -10,7 +10,13 @@ import (
 type report struct {
 	warnings []string
 	errs     field.ErrorList
+	// spec is the path of the MAPI MachineSpec being converted:
+	// spec.template.spec in a MachineSet, spec in a Machine.
+	spec *field.Path
 }
+
+// providerSpec is the path of the providerSpec's value.
+func (r *report) providerSpec() *field.Path { return r.spec.Child("providerSpec", "value") }
 
 // warn records that the field at p was dropped or approximated.
 func (r *report) warn(p *field.Path, format string, args ...any) {

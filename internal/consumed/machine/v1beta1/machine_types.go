@@ -148,6 +148,12 @@ type Condition struct {
 type MachineStatusError string
 
 // MachineStatus is the observed state of a Machine.
+// The rules of upstream's TechPreviewNoUpgrade CRD (MachineAPIMigration),
+// so that the CRDs generated from this type enforce what the API server
+// enforces with upstream's: synchronizedGeneration only decreases when
+// authoritativeAPI leaves Migrating, and authoritativeAPI, once set, stays.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.synchronizedGeneration) || (has(self.synchronizedGeneration) && self.synchronizedGeneration >= oldSelf.synchronizedGeneration) || (oldSelf.authoritativeAPI == 'Migrating' && self.authoritativeAPI != 'Migrating')",message="synchronizedGeneration must not decrease unless authoritativeAPI is transitioning from Migrating to another value",fieldPath=".synchronizedGeneration",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="has(self.authoritativeAPI) || !has(oldSelf.authoritativeAPI)",message="authoritativeAPI may not be removed once set"
 type MachineStatus struct {
 	// +optional
 	NodeRef *corev1.ObjectReference `json:"nodeRef,omitempty"`
@@ -170,8 +176,11 @@ type MachineStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []Condition `json:"conditions,omitempty"`
+	// AuthoritativeAPI moves between MachineAPI and ClusterAPI only through
+	// Migrating (upstream's transition rule).
 	// +optional
 	// +kubebuilder:validation:Enum=MachineAPI;ClusterAPI;Migrating
+	// +kubebuilder:validation:XValidation:rule="self == 'Migrating' || self == oldSelf || oldSelf == 'Migrating'",message="The authoritativeAPI field must not transition directly from MachineAPI to ClusterAPI or vice versa. It must transition through Migrating."
 	AuthoritativeAPI MachineAuthority `json:"authoritativeAPI,omitempty"`
 	// +optional
 	SynchronizedAPI SynchronizedAPI `json:"synchronizedAPI,omitempty"`
@@ -199,3 +208,20 @@ type MachineList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Machine `json:"items"`
 }
+
+// The Paused condition that the Machine API operator's Machine and
+// MachineSet controllers set (machine-api-operator, pkg/controller/machine):
+// True while status.authoritativeAPI is not MachineAPI (they stop acting),
+// False otherwise.
+const (
+	PausedCondition ConditionType = "Paused"
+	// PausedReasonNotMachineAPI is the reason of Paused=True.
+	PausedReasonNotMachineAPI = "AuthoritativeAPINotMachineAPI"
+	// PausedReasonMachineAPI is the reason of Paused=False.
+	PausedReasonMachineAPI = "AuthoritativeAPIMachineAPI"
+)
+
+// MachineFinalizer is the finalizer the Machine API's machine controller
+// puts on every Machine; it goes once the actuator has deleted the
+// instance.
+const MachineFinalizer = "machine.machine.openshift.io"

@@ -63,6 +63,12 @@ type MachineSetSpec struct {
 }
 
 // MachineSetStatus is the observed state of a MachineSet.
+// The rules of upstream's TechPreviewNoUpgrade CRD (MachineAPIMigration),
+// so that the CRDs generated from this type enforce what the API server
+// enforces with upstream's: synchronizedGeneration only decreases when
+// authoritativeAPI leaves Migrating, and authoritativeAPI, once set, stays.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.synchronizedGeneration) || (has(self.synchronizedGeneration) && self.synchronizedGeneration >= oldSelf.synchronizedGeneration) || (oldSelf.authoritativeAPI == 'Migrating' && self.authoritativeAPI != 'Migrating')",message="synchronizedGeneration must not decrease unless authoritativeAPI is transitioning from Migrating to another value",fieldPath=".synchronizedGeneration",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="has(self.authoritativeAPI) || !has(oldSelf.authoritativeAPI)",message="authoritativeAPI may not be removed once set"
 type MachineSetStatus struct {
 	// Replicas has no omitempty upstream.
 	// +optional
@@ -88,8 +94,11 @@ type MachineSetStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []Condition `json:"conditions,omitempty"`
+	// AuthoritativeAPI moves between MachineAPI and ClusterAPI only through
+	// Migrating (upstream's transition rule).
 	// +optional
 	// +kubebuilder:validation:Enum=MachineAPI;ClusterAPI;Migrating
+	// +kubebuilder:validation:XValidation:rule="self == 'Migrating' || self == oldSelf || oldSelf == 'Migrating'",message="The authoritativeAPI field must not transition directly from MachineAPI to ClusterAPI or vice versa. It must transition through Migrating."
 	AuthoritativeAPI MachineAuthority `json:"authoritativeAPI,omitempty"`
 	// +optional
 	SynchronizedAPI SynchronizedAPI `json:"synchronizedAPI,omitempty"`
