@@ -77,6 +77,8 @@ var Kinds = []Kind{
 	{configv1.GroupVersion.WithKind("ClusterVersion"), "clusterversions", false},
 	{machineconfigurationv1.GroupVersion.WithKind("MachineConfigPool"), "machineconfigpools", false},
 	{machineconfigurationv1.GroupVersion.WithKind("MachineConfig"), "machineconfigs", false},
+	{machineconfigurationv1.GroupVersion.WithKind("MachineOSConfig"), "machineosconfigs", false},
+	{machineconfigurationv1.GroupVersion.WithKind("MachineOSBuild"), "machineosbuilds", false},
 	{buildv1.GroupVersion.WithKind("Build"), "builds", true},
 	{agentinstallv1beta1.GroupVersion.WithKind("InfraEnv"), "infraenvs", true},
 	{agentinstallv1beta1.GroupVersion.WithKind("Agent"), "agents", true},

@@ -314,6 +314,54 @@ var wireCases = map[string]wireCase{
 			}}
 		},
 	},
+	"MachineOSConfig": {
+		objects: func(name, _ string) []client.Object {
+			return []client.Object{&mcov1.MachineOSConfig{
+				ObjectMeta: meta(name, ""),
+				Spec: mcov1.MachineOSConfigSpec{
+					// Upstream's CEL: named after its pool.
+					MachineConfigPool:       mcov1.MachineConfigPoolReference{Name: name},
+					ImageBuilder:            mcov1.MachineOSImageBuilder{ImageBuilderType: "Job"},
+					BaseImagePullSecret:     &mcov1.ImageSecretObjectReference{Name: "pull"},
+					RenderedImagePushSecret: mcov1.ImageSecretObjectReference{Name: "push"},
+					RenderedImagePushSpec:   "registry.example.com:5000/mco/os-image:latest",
+					ContainerFile:           []mcov1.MachineOSContainerfile{{ContainerfileArch: "AMD64", Content: "FROM configs AS final\nRUN true"}},
+				},
+			}}
+		},
+		setStatus: func(o client.Object) {
+			o.(*mcov1.MachineOSConfig).Status = mcov1.MachineOSConfigStatus{
+				Conditions: []metav1.Condition{{Type: "Seeded", Status: metav1.ConditionFalse, LastTransitionTime: wireTime, Reason: "NotSeeded", Message: "m", ObservedGeneration: 1}},
+				ObservedGeneration:   1,
+				CurrentImagePullSpec: "registry.example.com:5000/mco/os-image@sha256:" + strings.Repeat("a", 64),
+				MachineOSBuild:       &mcov1.ObjectReference{Group: "machineconfiguration.openshift.io", Resource: "machineosbuilds", Namespace: "ns", Name: "worker-abc"},
+			}
+		},
+	},
+	"MachineOSBuild": {
+		objects: func(name, _ string) []client.Object {
+			return []client.Object{&mcov1.MachineOSBuild{
+				ObjectMeta: meta(name, ""),
+				Spec: mcov1.MachineOSBuildSpec{
+					MachineConfig:         mcov1.MachineConfigReference{Name: "rendered-worker-0123456789"},
+					MachineOSConfig:       mcov1.MachineOSConfigReference{Name: "worker"},
+					RenderedImagePushSpec: "registry.example.com:5000/mco/os-image:worker-abc",
+				},
+			}}
+		},
+		setStatus: func(o client.Object) {
+			end := metav1.NewTime(wireTime.Add(time.Minute))
+			o.(*mcov1.MachineOSBuild).Status = mcov1.MachineOSBuildStatus{
+				Conditions: []metav1.Condition{{Type: mcov1.MachineOSBuildSucceeded, Status: metav1.ConditionTrue, LastTransitionTime: wireTime, Reason: "Ready", Message: "Build Ready", ObservedGeneration: 1}},
+				Builder: &mcov1.MachineOSBuilderReference{ImageBuilderType: "Job",
+					Job: &mcov1.ObjectReference{Group: "batch", Resource: "jobs", Namespace: "openshift-machine-config-operator", Name: "build-worker-abc"}},
+				RelatedObjects:        []mcov1.ObjectReference{{Group: "batch", Resource: "jobs", Namespace: "openshift-machine-config-operator", Name: "build-worker-abc"}},
+				BuildStart:            &wireTime,
+				BuildEnd:              &end,
+				DigestedImagePushSpec: "registry.example.com:5000/mco/os-image@sha256:" + strings.Repeat("b", 64),
+			}
+		},
+	},
 	"Build": {
 		objects: func(name, ns string) []client.Object {
 			return []client.Object{&buildv1.Build{
