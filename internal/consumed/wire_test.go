@@ -331,7 +331,7 @@ var wireCases = map[string]wireCase{
 		},
 		setStatus: func(o client.Object) {
 			o.(*mcov1.MachineOSConfig).Status = mcov1.MachineOSConfigStatus{
-				Conditions: []metav1.Condition{{Type: "Seeded", Status: metav1.ConditionFalse, LastTransitionTime: wireTime, Reason: "NotSeeded", Message: "m", ObservedGeneration: 1}},
+				Conditions:           []metav1.Condition{{Type: "Seeded", Status: metav1.ConditionFalse, LastTransitionTime: wireTime, Reason: "NotSeeded", Message: "m", ObservedGeneration: 1}},
 				ObservedGeneration:   1,
 				CurrentImagePullSpec: "registry.example.com:5000/mco/os-image@sha256:" + strings.Repeat("a", 64),
 				MachineOSBuild:       &mcov1.ObjectReference{Group: "machineconfiguration.openshift.io", Resource: "machineosbuilds", Namespace: "ns", Name: "worker-abc"},

@@ -58,9 +58,10 @@ func (r *Reconciler) keepImage(ctx context.Context, s *poolScope) error {
 // reuse publishes e, an earlier image built for the same build ID, if the
 // registry still has it. It reports whether it did; false means build.
 func (r *Reconciler) reuse(ctx context.Context, s *poolScope, e osbuild.HistoryEntry) (bool, error) {
-	ref, err := osbuild.ParseDigestedImage(e.Image)
-	if err != nil {
-		return false, nil // not ours to read: build
+	ref, perr := osbuild.ParseDigestedImage(e.Image)
+	if perr != nil {
+		// Not an image reference the controller can look up: build.
+		return false, nil //nolint:nilerr // the history entry is unusable, not an error of this reconcile
 	}
 	auth, err := r.registryAuth(ctx, s.in.Builder.FinalImagePushSecret, ref.Registry)
 	if err != nil {

@@ -59,11 +59,11 @@ func (r *HTTPRegistry) Exists(ctx context.Context, ref osbuild.ImageRef, auth Re
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusOK:
+	defer func() { _ = resp.Body.Close() }()
+	switch resp.StatusCode {
+	case http.StatusOK:
 		return true, nil
-	case resp.StatusCode == http.StatusNotFound:
+	case http.StatusNotFound:
 		return false, nil
 	}
 	return false, fmt.Errorf("looking up %s: registry answered %s", ref, resp.Status)
@@ -75,7 +75,7 @@ func (r *HTTPRegistry) Delete(ctx context.Context, ref osbuild.ImageRef, auth Re
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	switch resp.StatusCode {
 	case http.StatusAccepted, http.StatusOK, http.StatusNotFound:
 		return nil
@@ -192,7 +192,7 @@ func (r *HTTPRegistry) token(ctx context.Context, c *http.Client, params map[str
 	if err != nil {
 		return "", fmt.Errorf("fetching a token: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("fetching a token: %s", resp.Status)
 	}
