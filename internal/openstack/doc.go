@@ -17,8 +17,9 @@
 // cluster and server: the creation and deletion steps; scope: what a step
 // takes and returns), and is also what pkg/openstack/instance exposes to
 // other modules; internal/serverspec is the pure machine-spec to
-// server-spec conversion, and internal/phases runs a reconcile pass as
-// named phases over a scope; webhooks/ validates the API; config/ is the
+// server-spec conversion (a reconcile pass is a list of named phases over a
+// scope, run by internal/skeleton, shared with the other providers);
+// webhooks/ validates the API; config/ is the
 // kustomize tree. setup.go wires it for cmd/infrastructure-manager and
 // registers the OpenStack request metrics.
 // docs/openstack/ is the user documentation.

@@ -34,3 +34,13 @@ func RunPhases[S any](ctx context.Context, s S, phases ...Phase[S]) (ctrl.Result
 	}
 	return res, nil
 }
+
+// Stop is what a phase returns to end the flow after it: with err when
+// there is one, otherwise without (ErrStop), keeping the requeue it asks
+// for.
+func Stop(res ctrl.Result, err error) (ctrl.Result, error) {
+	if err != nil {
+		return res, err
+	}
+	return res, ErrStop
+}

@@ -51,6 +51,14 @@ func TestRunPhases(t *testing.T) {
 	g.Expect(err).To(MatchError(boom))
 	g.Expect(ran).To(Equal([]string{"a", "b"}), "an error ends the flow")
 	g.Expect(res).To(Equal(ctrl.Result{}), "no requeue with an error: controller-runtime backs off")
+
+	// Stop: ErrStop without an error, the error with one; the requeue kept.
+	res, err = Stop(ctrl.Result{RequeueAfter: time.Second}, nil)
+	g.Expect(err).To(MatchError(ErrStop))
+	g.Expect(res.RequeueAfter).To(Equal(time.Second))
+	res, err = Stop(ctrl.Result{RequeueAfter: time.Second}, boom)
+	g.Expect(err).To(MatchError(boom))
+	g.Expect(res.RequeueAfter).To(Equal(time.Second))
 }
 
 // world is a fake API server with a Cluster and a config, and a count of

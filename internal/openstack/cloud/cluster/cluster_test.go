@@ -542,7 +542,7 @@ func TestDelete(t *testing.T) {
 				g.Expect(e.s.Clients.NetworkInfra.DeleteRouter(e.ctx, st.router.ID)).To(Succeed())
 			}
 			if tc.lost {
-				lbID, subnetID = "", ""
+				lbID = ""
 				// What the controller does when the status lost the subnet.
 				net, err := cluster.LookupManagedNetwork(e.ctx, e.s, req)
 				g.Expect(err).NotTo(HaveOccurred())

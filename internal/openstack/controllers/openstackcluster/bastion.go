@@ -21,8 +21,8 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/serverspec"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // BastionName is the name of the bastion's OpenStackServer (and server).
@@ -58,7 +58,7 @@ func desiredBastion(osc *infrav1.OpenStackCluster) (*infrav1alpha1.OpenStackServ
 // OpenStackServer, never by remembering what was there before: any
 // difference deletes the old server, and a new one is created once it is
 // gone. It is the last phase of a pass.
-func (r *Reconciler) reconcileBastion(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileBastion(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	oss := &infrav1alpha1.OpenStackServer{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: BastionName(osc)}, oss)
@@ -66,27 +66,27 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s *clusterScope) (ctr
 	case apierrors.IsNotFound(err):
 		oss = nil
 	case err != nil:
-		return phases.Stop(ctrl.Result{}, err)
+		return skeleton.Stop(ctrl.Result{}, err)
 	}
 
 	if !bastionEnabled(osc) {
-		return phases.Stop(r.noBastion(ctx, s, oss))
+		return skeleton.Stop(r.noBastion(ctx, s, oss))
 	}
 	desired, err := desiredBastion(osc)
 	if err != nil {
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.InvalidSpecReason, err.Error())
-		return phases.Stop(ctrl.Result{}, nil)
+		return skeleton.Stop(ctrl.Result{}, nil)
 	}
 	if oss == nil {
-		return phases.Stop(r.createBastion(ctx, s, desired))
+		return skeleton.Stop(ctrl.Result{}, r.createBastion(ctx, s, desired))
 	}
 	if !oss.DeletionTimestamp.IsZero() {
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "waiting for the old bastion to go away")
-		return phases.Stop(ctrl.Result{}, nil)
+		return skeleton.Stop(ctrl.Result{}, nil)
 	}
 	if !sameServer(oss.Spec, *desired) {
 		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", oss.Name)
-		return phases.Stop(r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it"))
+		return skeleton.Stop(r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it"))
 	}
 	// The identity is the one input that changes without replacing the
 	// server (credential rotation): pass it on.
@@ -94,10 +94,10 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s *clusterScope) (ctr
 		base := oss.DeepCopy()
 		oss.Spec.IdentityRef = desired.IdentityRef
 		if err := r.Client.Patch(ctx, oss, client.MergeFrom(base)); err != nil {
-			return phases.Stop(ctrl.Result{}, err)
+			return skeleton.Stop(ctrl.Result{}, err)
 		}
 	}
-	return phases.Stop(r.reportBastion(ctx, s, oss))
+	return skeleton.Stop(r.reportBastion(ctx, s, oss))
 }
 
 // noBastion removes a disabled bastion: its server (oss, nil when there is
@@ -117,7 +117,7 @@ func (r *Reconciler) noBastion(ctx context.Context, s *clusterScope, oss *infrav
 
 // createBastion creates the bastion's OpenStackServer, owned by the
 // cluster.
-func (r *Reconciler) createBastion(ctx context.Context, s *clusterScope, desired *infrav1alpha1.OpenStackServerSpec) (ctrl.Result, error) {
+func (r *Reconciler) createBastion(ctx context.Context, s *clusterScope, desired *infrav1alpha1.OpenStackServerSpec) error {
 	osc := s.osc
 	oss := &infrav1alpha1.OpenStackServer{
 		ObjectMeta: metav1.ObjectMeta{Name: BastionName(osc), Namespace: osc.Namespace,
@@ -128,14 +128,14 @@ func (r *Reconciler) createBastion(ctx context.Context, s *clusterScope, desired
 		oss.Labels[clusterv1.WatchLabel] = v
 	}
 	if err := controllerutil.SetControllerReference(osc, oss, r.Client.Scheme()); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if err := r.Client.Create(ctx, oss); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, err
+		return err
 	}
 	r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionCreated", "Create", "Created bastion %s", oss.Name)
 	conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.WaitingForServerReason, "waiting for the bastion server")
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // reportBastion reports the bastion's server, and gives it its floating

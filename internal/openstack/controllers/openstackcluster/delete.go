@@ -17,7 +17,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // reconcileDelete removes the cluster's infrastructure in dependency
@@ -30,7 +30,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, osc *infrav1.OpenStack
 	if !controllerutil.ContainsFinalizer(osc, infrav1.OpenStackClusterFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	return phases.Run(ctx, newClusterScope(osc, c),
+	return skeleton.RunPhases(ctx, newClusterScope(osc, c),
 		r.waitForMachines,
 		r.connectForDeletion,
 		r.deleteBastionServer,
@@ -51,7 +51,7 @@ func deleting(osc *infrav1.OpenStackCluster, msg string) {
 
 // waitForMachines holds deletion until the cluster's machines are gone:
 // their ports are on the network and in the groups.
-func (r *Reconciler) waitForMachines(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) waitForMachines(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	clusterName := osc.Name
 	if s.capiCluster != nil {
@@ -59,46 +59,46 @@ func (r *Reconciler) waitForMachines(ctx context.Context, s *clusterScope) (ctrl
 	}
 	machines := &infrav1.OpenStackMachineList{}
 	if err := r.Client.List(ctx, machines, client.InNamespace(osc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}); err != nil {
-		return phases.Stop(ctrl.Result{}, err)
+		return skeleton.Stop(ctrl.Result{}, err)
 	}
 	if n := len(machines.Items); n > 0 {
 		deleting(osc, fmt.Sprintf("waiting for %d OpenStackMachine(s) to be deleted", n))
 		conditions.MarkFalse(osc, infrav1.NetworkReadyCondition, infrav1.WaitingForMachinesReason, "deletion waits for the machines")
-		return phases.Stop(ctrl.Result{}, nil)
+		return skeleton.Stop(ctrl.Result{}, nil)
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // connectForDeletion gets the clients. Without credentials nothing can be
 // deleted; the finalizer stays rather than leak the network.
-func (r *Reconciler) connectForDeletion(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) connectForDeletion(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	if err := r.connect(ctx, s); err != nil {
-		return phases.Stop(r.deleteOutcome(s.osc, "reading the identity", err))
+		return skeleton.Stop(r.deleteOutcome(s.osc, "reading the identity", err))
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // deleteBastionServer deletes the bastion's OpenStackServer and waits for
 // it to go. Its server's deletion needs no image resolution, so a bastion
 // whose image is gone does not block this.
-func (r *Reconciler) deleteBastionServer(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) deleteBastionServer(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	oss := &infrav1alpha1.OpenStackServer{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: BastionName(osc)}, oss)
 	switch {
 	case apierrors.IsNotFound(err):
-		return phases.Next()
+		return ctrl.Result{}, nil
 	case err != nil:
-		return phases.Stop(ctrl.Result{}, err)
+		return skeleton.Stop(ctrl.Result{}, err)
 	}
 	if oss.DeletionTimestamp.IsZero() {
 		if err := r.Client.Delete(ctx, oss); err != nil && !apierrors.IsNotFound(err) {
-			return phases.Stop(ctrl.Result{}, err)
+			return skeleton.Stop(ctrl.Result{}, err)
 		}
 	}
 	deleting(osc, "waiting for the bastion to be deleted")
 	conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "the cluster is being deleted")
-	return phases.Stop(ctrl.Result{}, nil)
+	return skeleton.Stop(ctrl.Result{}, nil)
 }
 
 // releaseBastionFloatingIP releases the bastion's floating IP (a
@@ -108,20 +108,20 @@ func (r *Reconciler) deleteBastionServer(ctx context.Context, s *clusterScope) (
 // here on: the floating-IP, router and load-balancer APIs are optional in
 // OpenStack, and a cluster that never needed one must be deletable on a
 // cloud without it (docs/openstack/cluster.md, Deletion).
-func (r *Reconciler) releaseBastionFloatingIP(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) releaseBastionFloatingIP(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	if osc.Spec.Bastion != nil && s.req.UsesFloatingIPs(osc.Status.ExternalNetwork, provisioned(osc)) {
 		if err := cluster.DeleteFloatingIPs(ctx, s.cloud, s.req, s.req.BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
-			return phases.Stop(r.deleteOutcome(osc, "releasing the bastion's floating IP", err))
+			return skeleton.Stop(r.deleteOutcome(osc, "releasing the bastion's floating IP", err))
 		}
 	}
 	osc.Status.Bastion = nil
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // deleteAPILoadBalancer deletes the load balancer (listeners, pools and
 // members with it) and its VIP port.
-func (r *Reconciler) deleteAPILoadBalancer(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) deleteAPILoadBalancer(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	lbID := ""
 	if lb := osc.Status.APIServerLoadBalancer; lb != nil {
@@ -130,16 +130,16 @@ func (r *Reconciler) deleteAPILoadBalancer(ctx context.Context, s *clusterScope)
 	if useLB, _ := s.req.UseLoadBalancer(s.cloud); useLB || lbID != "" {
 		deleting(osc, "deleting the API load balancer")
 		if _, err := cluster.DeleteLoadBalancer(ctx, s.cloud, s.req, lbID); err != nil {
-			return phases.Stop(r.deleteOutcome(osc, "deleting the load balancer", err))
+			return skeleton.Stop(r.deleteOutcome(osc, "deleting the load balancer", err))
 		}
 	}
 	osc.Status.APIServerLoadBalancer = nil
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // releaseAPIFloatingIP releases the API floating IP (a user-given one is
 // only detached).
-func (r *Reconciler) releaseAPIFloatingIP(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) releaseAPIFloatingIP(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	var userAPIFIP string
 	if a := osc.Spec.APIServer; a != nil {
@@ -147,15 +147,15 @@ func (r *Reconciler) releaseAPIFloatingIP(ctx context.Context, s *clusterScope) 
 	}
 	if s.req.APIFloatingIPPossible(osc.Status.ExternalNetwork, provisioned(osc)) {
 		if err := cluster.DeleteFloatingIPs(ctx, s.cloud, s.req, s.req.APIFloatingIPDescription(), userAPIFIP); err != nil {
-			return phases.Stop(r.deleteOutcome(osc, "releasing the API floating IP", err))
+			return skeleton.Stop(r.deleteOutcome(osc, "releasing the API floating IP", err))
 		}
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // deleteRouter deletes the cluster's router, or takes the subnet off a
 // router that is not ours.
-func (r *Reconciler) deleteRouter(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) deleteRouter(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	deleting(osc, "deleting the router")
 	subnetID := ""
@@ -164,43 +164,43 @@ func (r *Reconciler) deleteRouter(ctx context.Context, s *clusterScope) (ctrl.Re
 	} else if len(osc.Spec.ManagedSubnets) > 0 {
 		var err error
 		if subnetID, err = managedSubnetID(ctx, s.cloud, s.req); err != nil {
-			return phases.Stop(r.deleteOutcome(osc, "looking up the subnet", err))
+			return skeleton.Stop(r.deleteOutcome(osc, "looking up the subnet", err))
 		}
 	}
 	if err := cluster.DeleteRouter(ctx, s.cloud, s.req, subnetID); err != nil {
-		return phases.Stop(r.deleteOutcome(osc, "deleting the router", err))
+		return skeleton.Stop(r.deleteOutcome(osc, "deleting the router", err))
 	}
 	osc.Status.Router = nil
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // deleteNetwork deletes the ports left on the network, then the network.
-func (r *Reconciler) deleteNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) deleteNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	deleting(s.osc, "deleting the network")
 	if err := cluster.DeleteNetwork(ctx, s.cloud, s.req); err != nil {
-		return phases.Stop(r.deleteOutcome(s.osc, "deleting the network", err))
+		return skeleton.Stop(r.deleteOutcome(s.osc, "deleting the network", err))
 	}
 	s.osc.Status.Network = nil
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // deleteSecurityGroups deletes the managed security groups.
-func (r *Reconciler) deleteSecurityGroups(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) deleteSecurityGroups(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	deleting(osc, "deleting the security groups")
 	if err := cluster.DeleteSecurityGroups(ctx, s.cloud, s.req); err != nil {
-		return phases.Stop(r.deleteOutcome(osc, "deleting the security groups", err))
+		return skeleton.Stop(r.deleteOutcome(osc, "deleting the security groups", err))
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = nil, nil, nil
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // removeFinalizer ends deletion: everything is gone.
-func (r *Reconciler) removeFinalizer(_ context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) removeFinalizer(_ context.Context, s *clusterScope) (ctrl.Result, error) {
 	r.Recorder.Eventf(s.osc, nil, corev1.EventTypeNormal, "Deleted", "Delete", "Cluster infrastructure deleted")
 	conditions.MarkTrue(s.osc, clusterv1.DeletingCondition, "", clusterv1.DeletionCompletedReason)
 	controllerutil.RemoveFinalizer(s.osc, infrav1.OpenStackClusterFinalizer)
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // deleteOutcome reports a deletion step that failed or waits: Deleting

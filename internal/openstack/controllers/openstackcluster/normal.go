@@ -18,7 +18,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // deletionsOnly passes machine events that matter to a deleting cluster.
@@ -78,9 +78,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 	// full pass that the status write triggers, and the two would undo
 	// each other for ever.
 	if settled(osc) && r.healthy(ctx, s.cloud, osc) {
-		return phases.Run(ctx, s, r.reconcileBastion)
+		return skeleton.RunPhases(ctx, s, r.reconcileBastion)
 	}
-	return phases.Run(ctx, s,
+	return skeleton.RunPhases(ctx, s,
 		r.reconcileExternalNetwork,
 		r.reconcileNetwork,
 		r.reconcileRouter,
@@ -94,19 +94,19 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, osc *infrav1.OpenStack
 
 // reconcileExternalNetwork finds the external network (for the router
 // gateway and floating IPs).
-func (r *Reconciler) reconcileExternalNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileExternalNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	ext, err := cluster.EnsureExternalNetwork(ctx, s.cloud, s.req, s.osc.Status.ExternalNetwork)
 	if err != nil {
-		return phases.Stop(r.outcome(s.osc, infrav1.NetworkReadyCondition, err))
+		return skeleton.Stop(r.outcome(s.osc, infrav1.NetworkReadyCondition, err))
 	}
 	s.osc.Status.ExternalNetwork = ext
 	s.ext = ext
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileNetwork makes the cluster network and subnet exist (or finds
 // the user's).
-func (r *Reconciler) reconcileNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileNetwork(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	s.prevNet = osc.Status.Network.DeepCopy()
 	net, err := cluster.EnsureNetwork(ctx, s.cloud, s.req, osc.Status.Network)
@@ -114,7 +114,7 @@ func (r *Reconciler) reconcileNetwork(ctx context.Context, s *clusterScope) (ctr
 		osc.Status.Network = net
 	}
 	if err != nil {
-		return phases.Stop(r.outcome(osc, infrav1.NetworkReadyCondition, err))
+		return skeleton.Stop(r.outcome(osc, infrav1.NetworkReadyCondition, err))
 	}
 	s.net = net
 	if net == nil {
@@ -122,13 +122,13 @@ func (r *Reconciler) reconcileNetwork(ctx context.Context, s *clusterScope) (ctr
 	} else {
 		conditions.MarkTrue(osc, infrav1.NetworkReadyCondition, fmt.Sprintf("network %s", net.Name))
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileRouter gives a managed network its router. A network created
 // anew needs the router's interface again: the router is then looked up
 // as on a first pass.
-func (r *Reconciler) reconcileRouter(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileRouter(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	knownRouter := osc.Status.Router
 	if s.prevNet != nil && !sameSubnets(s.prevNet, s.net) {
@@ -136,7 +136,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *clusterScope) (ctrl
 	}
 	rt, err := cluster.EnsureRouter(ctx, s.cloud, s.req, s.net, s.ext, knownRouter)
 	if err != nil {
-		return phases.Stop(r.outcome(osc, infrav1.RouterReadyCondition, err))
+		return skeleton.Stop(r.outcome(osc, infrav1.RouterReadyCondition, err))
 	}
 	osc.Status.Router = rt
 	if rt == nil {
@@ -144,16 +144,16 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *clusterScope) (ctrl
 	} else {
 		conditions.MarkTrue(osc, infrav1.RouterReadyCondition, fmt.Sprintf("router %s", rt.Name))
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileSecurityGroups makes the managed security groups and their
 // rules match the spec.
-func (r *Reconciler) reconcileSecurityGroups(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileSecurityGroups(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	sgs, err := cluster.EnsureSecurityGroups(ctx, s.cloud, s.req)
 	if err != nil {
-		return phases.Stop(r.outcome(osc, infrav1.SecurityGroupsReadyCondition, err))
+		return skeleton.Stop(r.outcome(osc, infrav1.SecurityGroupsReadyCondition, err))
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = sgs.ControlPlane, sgs.Worker, sgs.Bastion
 	if osc.Spec.ManagedSecurityGroups == nil {
@@ -161,27 +161,27 @@ func (r *Reconciler) reconcileSecurityGroups(ctx context.Context, s *clusterScop
 	} else {
 		conditions.MarkTrue(osc, infrav1.SecurityGroupsReadyCondition, "")
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileFailureDomains asks for the failure domains once; they are set
 // before provisioned so CAPI core sees them with it.
-func (r *Reconciler) reconcileFailureDomains(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileFailureDomains(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	if len(s.osc.Status.FailureDomains) > 0 {
-		return phases.Next()
+		return ctrl.Result{}, nil
 	}
 	fds, err := cluster.FailureDomains(ctx, s.cloud, s.req)
 	if err != nil {
-		return phases.Stop(r.outcome(s.osc, infrav1.APIEndpointReadyCondition, err))
+		return skeleton.Stop(r.outcome(s.osc, infrav1.APIEndpointReadyCondition, err))
 	}
 	s.osc.Status.FailureDomains = fds
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileAPIEndpoint makes the API reachable (load balancer, the user's
 // endpoint, a floating IP or a fixed IP) and records the endpoint in the
 // spec, as the CAPI contract asks.
-func (r *Reconciler) reconcileAPIEndpoint(ctx context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileAPIEndpoint(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	ep, err := cluster.EnsureAPIEndpoint(ctx, s.cloud, s.req, s.net, s.ext, osc.Status.APIServerLoadBalancer)
 	if ep != nil && ep.LoadBalancer != nil {
@@ -191,26 +191,26 @@ func (r *Reconciler) reconcileAPIEndpoint(ctx context.Context, s *clusterScope) 
 		}
 	}
 	if err != nil {
-		return phases.Stop(r.outcome(osc, infrav1.APIEndpointReadyCondition, err))
+		return skeleton.Stop(r.outcome(osc, infrav1.APIEndpointReadyCondition, err))
 	}
 	if osc.Spec.ControlPlaneEndpoint == nil || osc.Spec.ControlPlaneEndpoint.Host == "" {
 		e := ep.ControlPlaneEndpoint()
 		osc.Spec.ControlPlaneEndpoint = &e
 	}
 	conditions.MarkTrue(osc, infrav1.APIEndpointReadyCondition, fmt.Sprintf("%s:%d", osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port))
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileProvisioned sets status.initialization.provisioned once every
 // infrastructure step is done (the bastion does not count).
-func (r *Reconciler) reconcileProvisioned(_ context.Context, s *clusterScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileProvisioned(_ context.Context, s *clusterScope) (ctrl.Result, error) {
 	osc := s.osc
 	if !provisioned(osc) {
 		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
 		r.Recorder.Eventf(osc, nil, corev1.EventTypeNormal, "Provisioned", "Provision", "Cluster infrastructure is ready; API endpoint %s:%d",
 			osc.Spec.ControlPlaneEndpoint.Host, osc.Spec.ControlPlaneEndpoint.Port)
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // healthy is the one read of a settled cluster: its load balancer exists

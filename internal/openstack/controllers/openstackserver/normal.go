@@ -19,7 +19,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/server"
-	"github.com/ocp-capi/ocp-capi/internal/openstack/internal/phases"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // How often to look at a server that Nova is still building, and at one
@@ -53,7 +53,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.Ope
 		return ctrl.Result{RequeueAfter: d}, nil
 	}
 	s := &serverScope{oss: oss, instanceID: ptr.Deref(oss.Status.InstanceID, "")}
-	return phases.Run(ctx, s,
+	return skeleton.RunPhases(ctx, s,
 		r.connect,
 		r.resolveReferences,
 		r.reconcilePorts,
@@ -64,56 +64,56 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.Ope
 
 // connect gets the clients of the server's identity, and its user data
 // while the server is still to be created.
-func (r *Reconciler) connect(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) connect(ctx context.Context, s *serverScope) (ctrl.Result, error) {
 	clientSet, err := r.Scopes.For(ctx, s.oss.Namespace, s.oss.Spec.IdentityRef)
 	if err != nil {
-		return phases.Stop(r.outcome(s.oss, currentStep(s.oss), err))
+		return skeleton.Stop(r.outcome(s.oss, currentStep(s.oss), err))
 	}
 	s.cloud = server.Scope{Clients: clientSet, Log: ctrl.LoggerFrom(ctx)}
 	if s.req, err = r.request(ctx, s.oss); err != nil {
-		return phases.Stop(r.outcome(s.oss, currentStep(s.oss), err))
+		return skeleton.Stop(r.outcome(s.oss, currentStep(s.oss), err))
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // resolveReferences resolves the spec's references once, and stores the
 // result before anything is created, so delete can trust it and it is
 // never resolved again.
-func (r *Reconciler) resolveReferences(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) resolveReferences(ctx context.Context, s *serverScope) (ctrl.Result, error) {
 	oss := s.oss
 	if oss.Status.Resolved == nil {
 		resolved, err := server.Resolve(ctx, s.cloud, s.req)
 		if err != nil {
-			return phases.Stop(r.outcome(oss, infrav1.ReferencesResolvedCondition, err))
+			return skeleton.Stop(r.outcome(oss, infrav1.ReferencesResolvedCondition, err))
 		}
 		oss.Status.Resolved = resolved
 		conditions.MarkTrue(oss, infrav1.ReferencesResolvedCondition, "")
 		conditions.MarkUnknown(oss, infrav1.PortsReadyCondition, infrav1.WaitingForDependenciesReason, "ports are created next")
 		// The status write's own event brings the next pass.
-		return phases.Stop(ctrl.Result{}, nil)
+		return skeleton.Stop(ctrl.Result{}, nil)
 	}
 	conditions.MarkTrue(oss, infrav1.ReferencesResolvedCondition, "")
 	if oss.Status.Resources == nil {
 		oss.Status.Resources = &infrav1alpha1.ServerResources{}
 	}
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcilePorts makes the ports and trunks exist.
-func (r *Reconciler) reconcilePorts(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcilePorts(ctx context.Context, s *serverScope) (ctrl.Result, error) {
 	oss := s.oss
 	portStatus, err := server.EnsurePorts(ctx, s.cloud, oss.Status.Resolved.Ports, oss.Status.Resources.Ports)
 	oss.Status.Resources.Ports = portStatus
 	if err != nil {
-		return phases.Stop(r.outcome(oss, infrav1.PortsReadyCondition, err))
+		return skeleton.Stop(r.outcome(oss, infrav1.PortsReadyCondition, err))
 	}
 	conditions.MarkTrue(oss, infrav1.PortsReadyCondition, fmt.Sprintf("%d port(s)", len(portStatus)))
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileVolumes makes the volumes that must exist before the server
 // exist (only before it does).
-func (r *Reconciler) reconcileVolumes(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileVolumes(ctx context.Context, s *serverScope) (ctrl.Result, error) {
 	oss := s.oss
 	if s.instanceID == "" {
 		vols, err := server.EnsureVolumes(ctx, s.cloud, s.req, oss.Status.Resolved, oss.Status.Resources.Volumes)
@@ -121,38 +121,38 @@ func (r *Reconciler) reconcileVolumes(ctx context.Context, s *serverScope) (ctrl
 			oss.Status.Resources.Volumes = vols
 		}
 		if err != nil {
-			return phases.Stop(r.outcome(oss, infrav1.VolumesReadyCondition, err))
+			return skeleton.Stop(r.outcome(oss, infrav1.VolumesReadyCondition, err))
 		}
 	}
 	conditions.MarkTrue(oss, infrav1.VolumesReadyCondition, "")
-	return phases.Next()
+	return ctrl.Result{}, nil
 }
 
 // reconcileInstance creates (or adopts) the Nova server and records what
 // Nova says of it. Nova is asked at most once per buildPoll per server,
 // however many events arrive (each status write brings one).
-func (r *Reconciler) reconcileInstance(ctx context.Context, s *serverScope) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileInstance(ctx context.Context, s *serverScope) (ctrl.Result, error) {
 	oss := s.oss
 	if s.instanceID != "" {
 		if recent, left := r.memo.polledWithin(oss.UID, buildPoll, time.Now()); recent {
 			if ptr.Deref(oss.Status.InstanceState, "") == infrav1.InstanceStateActive {
-				return phases.Stop(ctrl.Result{}, nil)
+				return skeleton.Stop(ctrl.Result{}, nil)
 			}
-			return phases.Stop(ctrl.Result{RequeueAfter: left}, nil)
+			return skeleton.Stop(ctrl.Result{RequeueAfter: left}, nil)
 		}
 	}
 	srv, err := server.EnsureInstance(ctx, s.cloud, s.req, oss.Status.Resolved, oss.Status.Resources, s.instanceID)
 	r.memo.markPolled(oss.UID, time.Now())
 	if errors.Is(err, server.ErrInstanceGone) {
-		return phases.Stop(r.instanceGone(oss))
+		return skeleton.Stop(r.instanceGone(oss), nil)
 	}
 	if err != nil {
-		return phases.Stop(r.outcome(oss, infrav1.InstanceReadyCondition, err))
+		return skeleton.Stop(r.outcome(oss, infrav1.InstanceReadyCondition, err))
 	}
 	if s.instanceID == "" {
 		r.Recorder.Eventf(oss, nil, corev1.EventTypeNormal, "ServerCreated", "Create", "Server %s is %s", srv.ID, srv.Status)
 	}
-	return phases.Stop(r.observe(oss, srv), nil)
+	return skeleton.Stop(r.observe(oss, srv), nil)
 }
 
 // request is what the server package needs from the object.
@@ -226,17 +226,17 @@ func (r *Reconciler) observe(oss *infrav1alpha1.OpenStackServer, srv *servers.Se
 // ever ACTIVE (deleted while building) it is created again; after, it is
 // reported, not silently replaced: a Machine's server is not fungible, and
 // a MachineHealthCheck decides.
-func (r *Reconciler) instanceGone(oss *infrav1alpha1.OpenStackServer) (ctrl.Result, error) {
+func (r *Reconciler) instanceGone(oss *infrav1alpha1.OpenStackServer) ctrl.Result {
 	if oss.Status.Initialization != nil && ptr.Deref(oss.Status.Initialization.Provisioned, false) {
 		state := infrav1.InstanceStateDeleted
 		oss.Status.InstanceState = &state
 		conditions.MarkFalse(oss, infrav1.InstanceReadyCondition, infrav1.InstanceDeletedReason, "the server no longer exists in OpenStack")
-		return ctrl.Result{}, nil
+		return ctrl.Result{}
 	}
 	oss.Status.InstanceID = nil
 	oss.Status.InstanceState = nil
 	conditions.MarkFalse(oss, infrav1.InstanceReadyCondition, infrav1.InstanceCreatingReason, "the server disappeared while building; creating it again")
-	return ctrl.Result{RequeueAfter: time.Second}, nil
+	return ctrl.Result{RequeueAfter: time.Second}
 }
 
 // currentStep is the first step condition that is not True: where a
