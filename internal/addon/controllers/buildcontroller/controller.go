@@ -45,6 +45,13 @@ import (
 // +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineconfigpools/status,verbs=get;patch
 // +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineconfigs,verbs=get;list;watch
 //
+// The MachineOSConfig flow: MachineOSConfigs are the user's (read, their
+// annotations and status patched); MachineOSBuilds are the controller's.
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineosconfigs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineosconfigs/status,verbs=get;patch
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineosbuilds,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=machineconfiguration.openshift.io,resources=machineosbuilds/status,verbs=get;patch
+//
 // Everything else lives in the build namespace: a Role there, not a
 // ClusterRole. Secrets are only read (get, no list or watch), one by name,
 // when a build is about to start. If --build-namespace changes, bind the Role
@@ -103,6 +110,10 @@ type Reconciler struct {
 	Options  Options
 	// WatchFilterValue is the cluster.x-k8s.io/watch-filter label value.
 	WatchFilterValue string
+	// machineOSAPI is whether the API server serves MachineOSConfigs and
+	// MachineOSBuilds (OpenShift 4.19 and later): without them only the
+	// label drives pools (set by SetupWithManager).
+	machineOSAPI bool
 
 	// Counters, for the benchmark and for tests.
 	reconciles, completed, failures, conflicts atomic.Int64
@@ -199,6 +210,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 
 	log := ctrl.LoggerFrom(ctx)
+	r.machineOSAPI = servesMachineOS(mgr)
+	if !r.machineOSAPI {
+		log.Info("The API server serves no MachineOSConfigs and MachineOSBuilds (machineconfiguration.openshift.io/v1, OpenShift 4.19): only the layering-enabled label drives pools")
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("machineconfigpool-build").
 		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(
@@ -216,7 +231,27 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.Options.Backend == osbuild.BackendJob {
 		b = b.WatchesRawSource(source.Kind(nsCache, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(ownerPool)))
 	}
+	if r.machineOSAPI {
+		// The user's changes to a MachineOSConfig (spec, annotations), not
+		// the status the controller writes; MachineOSBuilds made or
+		// deleted, not their status.
+		b = b.Watches(&mcfgv1.MachineOSConfig{}, handler.EnqueueRequestsFromMapFunc(r.machineOSConfigToPool),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			Watches(&mcfgv1.MachineOSBuild{}, handler.EnqueueRequestsFromMapFunc(r.machineOSBuildToPool),
+				builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}))
+	}
 	return b.Complete(r)
+}
+
+// servesMachineOS reports whether the API server serves MachineOSConfigs
+// and MachineOSBuilds.
+func servesMachineOS(mgr ctrl.Manager) bool {
+	for _, kind := range []string{"MachineOSConfig", "MachineOSBuild"} {
+		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: mcfgv1.GroupVersion.Group, Kind: kind}, mcfgv1.GroupVersion.Version); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // stripMachineConfig keeps what the rebuild rule reads: the name and the

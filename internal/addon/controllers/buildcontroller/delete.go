@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
 	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
@@ -18,6 +19,13 @@ func (r *Reconciler) optOut(ctx context.Context, pool *mcfgv1.MachineConfigPool)
 	if err != nil {
 		return err
 	}
+	// The MachineOSBuilds, if a MachineOSConfig drove the pool (its
+	// deletion deletes them too, through their owner reference).
+	n, err := r.syncMachineOSBuilds(ctx, pool, nil, nil)
+	if err != nil {
+		return err
+	}
+	removed += n
 	// The images it pushed go too, unless another pool refers to them.
 	r.pruneAll(ctx, pool)
 	kv := map[string]string{}
@@ -35,13 +43,17 @@ func (r *Reconciler) optOut(ctx context.Context, pool *mcfgv1.MachineConfigPool)
 		return err
 	}
 	r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, "LayeringDisabled", "Cleanup",
-		"Removed the layered image build objects, annotations and conditions: the pool lost the label %s", osbuild.LayeringEnabledLabel)
+		"Removed the layered image build objects, annotations and conditions: the pool has neither the label %s nor a MachineOSConfig", osbuild.LayeringEnabledLabel)
 	return nil
 }
 
-// deleteAll deletes every object made for the pool named pool.
+// deleteAll deletes every object made for the pool named pool, its
+// MachineOSBuilds included.
 func (r *Reconciler) deleteAll(ctx context.Context, pool string) error {
-	_, err := r.deleteAllCounted(ctx, pool)
+	if _, err := r.deleteAllCounted(ctx, pool); err != nil {
+		return err
+	}
+	_, err := r.syncMachineOSBuilds(ctx, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: pool}}, nil, nil)
 	return err
 }
 

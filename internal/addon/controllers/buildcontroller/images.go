@@ -18,13 +18,6 @@ import (
 // images are deleted from the registry: those beyond --build-image-retention,
 // once no pool refers to them.
 
-// rebuildRequested reports whether the pool asks for a build of its current
-// configuration whatever images exist.
-func rebuildRequested(pool *mcfgv1.MachineConfigPool) bool {
-	_, ok := pool.Annotations[osbuild.RebuildAnnotation]
-	return ok
-}
-
 // keepImage holds a pool whose published image was built for its current
 // build ID. When only the rendered config changed (nothing baked into the
 // image did), the pool keeps its image: the newest image-equivalent config
@@ -49,10 +42,13 @@ func (r *Reconciler) keepImage(ctx context.Context, s *poolScope) error {
 	if e := osbuild.ParseHistory(s.pool.Annotations[osbuild.ImageHistoryAnnotation]).Find(s.id); e != nil {
 		builtFrom = e.Config
 	}
-	return r.patchPool(ctx, s.pool, kv, &poolState{
+	if err := r.patchPool(ctx, s.pool, kv, &poolState{
 		Type: osbuild.ConditionBuildSuccess, Reason: osbuild.ReasonBuildSucceeded,
 		Message: fmt.Sprintf("The layered OS image %s is built from %s.", image, builtFrom),
-	})
+	}); err != nil {
+		return err
+	}
+	return r.recordReuse(ctx, s, image)
 }
 
 // reuse publishes e, an earlier image built for the same build ID, if the
@@ -79,6 +75,9 @@ func (r *Reconciler) reuse(ctx context.Context, s *poolScope, e osbuild.HistoryE
 	if err := r.publishImage(ctx, s, e.Image); err != nil {
 		return false, err
 	}
+	if err := r.recordReuse(ctx, s, e.Image); err != nil {
+		return false, err
+	}
 	buildsTotal.WithLabelValues(outcomeReused).Inc()
 	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, "ImageReused", "Build",
 		"%s needs the same image as %s, built earlier: published %s again without a build", s.in.RenderedConfig, e.Config, e.Image)
@@ -90,7 +89,7 @@ func (r *Reconciler) reuse(ctx context.Context, s *poolScope, e osbuild.HistoryE
 // fall off the history.
 func (r *Reconciler) publishImage(ctx context.Context, s *poolScope, image string) error {
 	hist, dropped := osbuild.ParseHistory(s.pool.Annotations[osbuild.ImageHistoryAnnotation]).
-		Push(osbuild.HistoryEntry{ID: s.id, Image: image, Config: s.in.RenderedConfig}, r.Options.ImageRetention)
+		Push(osbuild.HistoryEntry{ID: s.id, Image: image, Config: s.in.RenderedConfig, PushSecret: s.in.Builder.FinalImagePushSecret}, r.Options.ImageRetention)
 	r.pruneImages(ctx, s.pool, dropped, s.in.Builder.FinalImagePushSecret)
 	// The optimistic lock makes this fail if the pool changed since it
 	// was read: an image is never published for an outdated config.
@@ -107,9 +106,9 @@ func (r *Reconciler) publishImage(ctx context.Context, s *poolScope, image strin
 }
 
 // pruneImages deletes from their registry, by digest, the images of
-// entries that no pool refers to (as its image or in its history). A
-// failure is reported as an event, not retried: the image stays in the
-// registry.
+// entries that no pool refers to (as its image or in its history), with
+// the push secret each entry records, else pushSecret. A failure is
+// reported as an event, not retried: the image stays in the registry.
 func (r *Reconciler) pruneImages(ctx context.Context, pool *mcfgv1.MachineConfigPool, entries osbuild.History, pushSecret string) {
 	if len(entries) == 0 {
 		return
@@ -119,7 +118,7 @@ func (r *Reconciler) pruneImages(ctx context.Context, pool *mcfgv1.MachineConfig
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, "PruneFailed", "DeleteImage", "Not deleting superseded images: %v", err)
 		return
 	}
-	auths := map[string]RegistryAuth{}
+	auths := map[[2]string]RegistryAuth{}
 	for _, e := range entries {
 		if used[e.Image] {
 			continue
@@ -128,18 +127,23 @@ func (r *Reconciler) pruneImages(ctx context.Context, pool *mcfgv1.MachineConfig
 		if err != nil {
 			continue
 		}
-		auth, ok := auths[ref.Registry]
+		secret := pushSecret
+		if e.PushSecret != "" {
+			secret = e.PushSecret
+		}
+		key := [2]string{secret, ref.Registry}
+		auth, ok := auths[key]
 		if !ok {
-			if pushSecret == "" {
+			if secret == "" {
 				r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, "PruneFailed", "DeleteImage",
 					"Left %s in its registry: no push secret is configured to delete it with", e.Image)
 				continue
 			}
-			if auth, err = r.registryAuth(ctx, pushSecret, ref.Registry); err != nil {
+			if auth, err = r.registryAuth(ctx, secret, ref.Registry); err != nil {
 				r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, "PruneFailed", "DeleteImage", "Left %s in its registry: %v", e.Image, err)
 				continue
 			}
-			auths[ref.Registry] = auth
+			auths[key] = auth
 		}
 		if err := r.Registry.Delete(ctx, ref, auth); err != nil {
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, "PruneFailed", "DeleteImage", "Left %s in its registry: %v", e.Image, err)

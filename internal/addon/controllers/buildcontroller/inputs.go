@@ -15,28 +15,24 @@ import (
 )
 
 // inputs reads what the build ID depends on, all from caches: the pool's
-// rendered config name and the two ConfigMaps. An *osbuild.InputError says
-// what the user must fix.
-func (r *Reconciler) inputs(ctx context.Context, pool *mcfgv1.MachineConfigPool) (osbuild.Inputs, error) {
+// rendered config name, the builder configuration (the MachineOSConfig
+// mosc when it drives the pool, else the builder ConfigMap) and the base
+// image's ConfigMap. An *osbuild.InputError says what the user must fix.
+func (r *Reconciler) inputs(ctx context.Context, pool *mcfgv1.MachineConfigPool, mosc *mcfgv1.MachineOSConfig) (osbuild.Inputs, error) {
 	rendered, err := osbuild.RenderedConfig(pool)
 	if err != nil {
 		return osbuild.Inputs{}, err
 	}
-	cm, err := r.configMap(ctx, osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias)
+	var builder osbuild.BuilderConfig
+	if mosc != nil {
+		builder, err = osbuild.BuilderConfigOf(mosc)
+	} else {
+		builder, err = r.builderConfigMap(ctx)
+	}
 	if err != nil {
 		return osbuild.Inputs{}, err
 	}
-	if cm == nil {
-		return osbuild.Inputs{}, &osbuild.InputError{Reason: osbuild.ReasonConfigMapNotFound, Message: fmt.Sprintf(
-			"ConfigMap %s/%s not found (nor upstream's name %s): create it with keys %s, %s and %s.",
-			r.Options.Namespace, osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias,
-			osbuild.BaseImagePullSecretNameKey, osbuild.FinalImagePushSecretNameKey, osbuild.FinalImagePullspecKey)}
-	}
-	builder, err := osbuild.ParseBuilderConfig(cm)
-	if err != nil {
-		return osbuild.Inputs{}, err
-	}
-	cm, err = r.configMap(ctx, osbuild.OSImageURLConfigMapName)
+	cm, err := r.configMap(ctx, osbuild.OSImageURLConfigMapName)
 	if err != nil {
 		return osbuild.Inputs{}, err
 	}
@@ -53,11 +49,33 @@ func (r *Reconciler) inputs(ctx context.Context, pool *mcfgv1.MachineConfigPool)
 	if err != nil {
 		return osbuild.Inputs{}, err
 	}
-	custom, err := r.customContainerfile(ctx, pool.Name)
-	if err != nil {
+	var custom string
+	if mosc != nil {
+		custom = osbuild.ContainerfileOf(mosc)
+	} else if custom, err = r.customContainerfile(ctx, pool.Name); err != nil {
 		return osbuild.Inputs{}, err
 	}
-	return osbuild.Inputs{Pool: pool.Name, RenderedConfig: rendered, Image: fields, Builder: builder, Images: images, Containerfile: custom}, nil
+	in := osbuild.Inputs{Pool: pool.Name, RenderedConfig: rendered, Image: fields, Builder: builder, Images: images, Containerfile: custom}
+	if mosc != nil {
+		// Upstream tags the image with its MachineOSBuild's name.
+		in.PushTag = osbuild.MachineOSBuildName(mosc.Name, rendered, in.ID())
+	}
+	return in, nil
+}
+
+// builderConfigMap reads the builder ConfigMap of the label flow.
+func (r *Reconciler) builderConfigMap(ctx context.Context) (osbuild.BuilderConfig, error) {
+	cm, err := r.configMap(ctx, osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias)
+	if err != nil {
+		return osbuild.BuilderConfig{}, err
+	}
+	if cm == nil {
+		return osbuild.BuilderConfig{}, &osbuild.InputError{Reason: osbuild.ReasonConfigMapNotFound, Message: fmt.Sprintf(
+			"ConfigMap %s/%s not found (nor upstream's name %s): create it with keys %s, %s and %s.",
+			r.Options.Namespace, osbuild.BuilderConfigMapName, osbuild.BuilderConfigMapAlias,
+			osbuild.BaseImagePullSecretNameKey, osbuild.FinalImagePushSecretNameKey, osbuild.FinalImagePullspecKey)}
+	}
+	return osbuild.ParseBuilderConfig(cm)
 }
 
 // imageFields reads the rendered MachineConfig's image fields from the
@@ -139,20 +157,28 @@ func (r *Reconciler) configMap(ctx context.Context, names ...string) (*corev1.Co
 // checkSecrets reads the pull and push secrets (uncached: the controller may
 // get Secrets, not list or watch them) and validates them.
 func (r *Reconciler) checkSecrets(ctx context.Context, in osbuild.Inputs) error {
-	for _, s := range []struct{ role, key, name string }{
-		{"base image pull", osbuild.BaseImagePullSecretNameKey, in.Builder.BaseImagePullSecret},
-		{"final image push", osbuild.FinalImagePushSecretNameKey, in.Builder.FinalImagePushSecret},
+	for _, s := range []struct{ role, key, field, name string }{
+		{"base image pull", osbuild.BaseImagePullSecretNameKey, "spec.baseImagePullSecret (unset: " + osbuild.GlobalPullSecretCopy + ")", in.Builder.BaseImagePullSecret},
+		{"final image push", osbuild.FinalImagePushSecretNameKey, "spec.renderedImagePushSecret", in.Builder.FinalImagePushSecret},
 	} {
 		secret := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Options.Namespace, Name: s.name}, secret); err != nil {
 			if apierrors.IsNotFound(err) {
+				where := fmt.Sprintf("by %s in ConfigMap %s", s.key, in.Builder.ConfigMapName)
+				if in.Builder.MachineOSConfig != "" {
+					where = fmt.Sprintf("by %s of MachineOSConfig %s", s.field, in.Builder.MachineOSConfig)
+				}
 				return &osbuild.InputError{Reason: osbuild.ReasonSecretNotFound, Message: fmt.Sprintf(
-					"The %s secret %s/%s, named by %s in ConfigMap %s, does not exist: create it (type %s), or name another in the ConfigMap.",
-					s.role, r.Options.Namespace, s.name, s.key, in.Builder.ConfigMapName, corev1.SecretTypeDockerConfigJson)}
+					"The %s secret %s/%s, named %s, does not exist: create it (type %s), or name another.",
+					s.role, r.Options.Namespace, s.name, where, corev1.SecretTypeDockerConfigJson)}
 			}
 			return fmt.Errorf("reading Secret %s/%s: %w", r.Options.Namespace, s.name, err)
 		}
-		if err := osbuild.ValidatePullSecret(s.role, s.key, secret); err != nil {
+		key := s.key
+		if in.Builder.MachineOSConfig != "" {
+			key = "MachineOSConfig " + in.Builder.MachineOSConfig + " " + s.field
+		}
+		if err := osbuild.ValidatePullSecret(s.role, key, secret); err != nil {
 			return err
 		}
 	}

@@ -57,10 +57,31 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !pool.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.deleteAll(ctx, pool.Name)
 	}
-	if !osbuild.IsLayered(pool) {
+	// One flow drives a pool: its MachineOSConfig if it has one (the GA
+	// API, which upstream's MCO reads), else the layering-enabled label.
+	mosc, err := r.machineOSConfigFor(ctx, pool.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if mosc == nil && !osbuild.IsLayered(pool) {
 		return ctrl.Result{}, r.optOut(ctx, pool)
 	}
-	return r.reconcileLayered(ctx, pool)
+	var mos *machineOS
+	builds, err := r.machineOSBuilds(ctx, pool.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if mosc != nil {
+		mos = &machineOS{config: mosc.DeepCopy(), builds: builds}
+	}
+	s, res, err := r.reconcileLayered(ctx, pool, mos)
+	if err != nil || (mos == nil && len(builds) == 0) {
+		return res, err
+	}
+	// The MachineOSBuilds no longer needed (all of them when the label
+	// drives the pool).
+	_, err = r.syncMachineOSBuilds(ctx, pool, mos, s)
+	return res, err
 }
 
 // poolScope is what the phases of one reconcile of an opted-in pool share.
@@ -71,24 +92,53 @@ type poolScope struct {
 	in   osbuild.Inputs
 	// id is in.ID(), the build ID.
 	id string
+	// mos is the pool's MachineOSConfig and MachineOSBuilds, nil when the
+	// label drives the pool.
+	mos *machineOS
+}
+
+// rebuildRequested reports whether a build of the pool's current
+// configuration is asked for whatever images exist: the rebuild annotation
+// on the MachineOSConfig that drives the pool, else on the pool.
+func (s *poolScope) rebuildRequested() bool {
+	if s.mos != nil {
+		_, ok := s.mos.config.Annotations[osbuild.RebuildAnnotation]
+		return ok
+	}
+	_, ok := s.pool.Annotations[osbuild.RebuildAnnotation]
+	return ok
 }
 
 // reconcileLayered drives one opted-in pool towards an image built from its
 // current inputs. It reads them, then runs one phase: keep the published
 // image, start a build, follow the build in flight, publish its image, or
 // report its failure.
-func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineConfigPool) (ctrl.Result, error) {
+//
+// It returns the scope (nil when the inputs are unusable).
+func (r *Reconciler) reconcileLayered(ctx context.Context, pool *mcfgv1.MachineConfigPool, mos *machineOS) (*poolScope, ctrl.Result, error) {
 	objs, err := r.owned(ctx, pool.Name)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
-	in, err := r.inputs(ctx, pool)
+	var mosc *mcfgv1.MachineOSConfig
+	if mos != nil {
+		mosc = mos.config
+	}
+	in, err := r.inputs(ctx, pool, mosc)
 	if err != nil {
 		// Nothing can be built, so every build in flight is stale.
-		return r.inputProblem(ctx, pool, objs, err)
+		res, err := r.inputProblem(ctx, pool, objs, err)
+		return nil, res, err
 	}
-	s := &poolScope{pool: pool, objs: objs, in: in, id: in.ID()}
-	rebuild := rebuildRequested(pool)
+	s := &poolScope{pool: pool, objs: objs, in: in, id: in.ID(), mos: mos}
+	res, err := r.runPhase(ctx, s)
+	return s, res, err
+}
+
+// runPhase runs the one phase the pool's state calls for.
+func (r *Reconciler) runPhase(ctx context.Context, s *poolScope) (ctrl.Result, error) {
+	pool, objs := s.pool, s.objs
+	rebuild := s.rebuildRequested()
 	if published(pool, s.id) && !rebuild {
 		// Nothing baked into the image changed (the rebuild rule).
 		return ctrl.Result{}, r.keepImage(ctx, s)
@@ -146,6 +196,9 @@ func (r *Reconciler) inFlight(ctx context.Context, s *poolScope, cur client.Obje
 	if err := r.prune(ctx, s.pool, s.objs, s.id, false); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.recordBuild(ctx, s, cur, obs, ""); err != nil {
+		return ctrl.Result{}, err
+	}
 	st := poolState{Type: osbuild.ConditionBuildPending, Reason: osbuild.ReasonPending,
 		Message: fmt.Sprintf("%s builds %s; it waits for the builder to start it.", ref, s.in.RenderedConfig)}
 	if obs.Phase == osbuild.PhaseRunning {
@@ -168,6 +221,10 @@ func (r *Reconciler) inFlight(ctx context.Context, s *poolScope, cur client.Obje
 func (r *Reconciler) publish(ctx context.Context, s *poolScope, cur client.Object, ref string, obs osbuild.Observation) error {
 	image := s.in.ImageWithDigest(obs.Digest)
 	if err := r.publishImage(ctx, s, image); err != nil {
+		return err
+	}
+	// Before the build object goes: a failure here is retried from it.
+	if err := r.recordBuild(ctx, s, cur, obs, image); err != nil {
 		return err
 	}
 	observeMetrics(cur, obs, outcomeSucceeded)
@@ -199,6 +256,9 @@ func (r *Reconciler) fail(ctx context.Context, s *poolScope, cur client.Object, 
 		Message: fmt.Sprintf("%s for %s %s. Its objects are kept for debugging; delete the %s to retry.", ref, s.in.RenderedConfig, what, r.Backend.Kind())}
 	changed := !hasState(s.pool, st)
 	if err := r.patchPool(ctx, s.pool, nil, &st); err != nil {
+		return err
+	}
+	if err := r.recordBuild(ctx, s, cur, obs, ""); err != nil {
 		return err
 	}
 	if changed {

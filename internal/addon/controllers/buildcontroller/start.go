@@ -45,6 +45,9 @@ func (r *Reconciler) start(ctx context.Context, s *poolScope) (ctrl.Result, erro
 		r.Recorder.Eventf(pool, obj, corev1.EventTypeNormal, "BuildStarted", "Build",
 			"Created %s to build %s into %s; its log stays readable (kubectl logs -n %s %s/%s) until the build is cleaned up",
 			ref, in.RenderedConfig, in.PushSpec(), obj.GetNamespace(), strings.ToLower(r.Backend.Kind()), obj.GetName())
+		if err := r.recordBuild(ctx, s, obj, osbuild.Observation{Phase: osbuild.PhasePending}, ""); err != nil {
+			return ctrl.Result{}, err
+		}
 	case apierrors.IsAlreadyExists(err):
 		// Ours, not yet in the cache, or being deleted: its events bring
 		// us back.

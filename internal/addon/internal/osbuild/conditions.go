@@ -54,6 +54,9 @@ const (
 	// ReasonInvalidSecret: a pull or push secret has no usable
 	// .dockerconfigjson.
 	ReasonInvalidSecret = "InvalidSecret"
+	// ReasonInvalidMachineOSConfig: the pool's MachineOSConfig has an
+	// unusable value (builder type, push spec, push secret).
+	ReasonInvalidMachineOSConfig = "InvalidMachineOSConfig"
 	// ReasonRenderedConfigTooLarge: the compressed rendered MachineConfig
 	// does not fit in a ConfigMap.
 	ReasonRenderedConfigTooLarge = "RenderedConfigTooLarge"

@@ -23,6 +23,11 @@ type HistoryEntry struct {
 	Image string `json:"image"`
 	// Config is the rendered MachineConfig the image was built from.
 	Config string `json:"config"`
+	// PushSecret is the Secret the image was pushed with, which deletes
+	// it: the push secret may change (or its MachineOSConfig go) before
+	// the image is pruned. Empty in entries written before it was
+	// recorded.
+	PushSecret string `json:"pushSecret,omitempty"`
 }
 
 // History is a pool's published images, newest first.
@@ -61,21 +66,28 @@ func (h History) Find(id string) *HistoryEntry {
 // Push puts e first (replacing an entry with the same ID or image) and
 // keeps at most keep entries, the current one included. It returns the new
 // history and the entries that fell off, whose images are candidates for
-// pruning.
+// pruning: an entry replaced by a new image for its ID (a forced rebuild)
+// falls off too.
 func (h History) Push(e HistoryEntry, keep int) (History, History) {
 	if keep < 1 {
 		keep = 1
 	}
 	out := History{e}
+	var dropped History
 	for _, o := range h {
-		if o.ID != e.ID && o.Image != e.Image {
+		switch {
+		case o.Image == e.Image:
+		case o.ID == e.ID:
+			dropped = append(dropped, o)
+		default:
 			out = append(out, o)
 		}
 	}
-	if len(out) <= keep {
-		return out, nil
+	if len(out) > keep {
+		dropped = append(out[keep:], dropped...)
+		out = out[:keep]
 	}
-	return out[:keep], out[keep:]
+	return out, dropped
 }
 
 // ImageRef is a pushed image, by digest: Registry is host[:port], Repository

@@ -26,6 +26,12 @@ func TestHistoryPush(t *testing.T) {
 	if h[0].Config != "rendered-b2" || len(h) != 2 || dropped != nil {
 		t.Errorf("reuse of b: %v, dropped %v", h, dropped)
 	}
+	// A forced rebuild of b pushes a new image for its ID: the old image
+	// falls off, to be pruned.
+	h, dropped = h.Push(HistoryEntry{ID: "b", Image: img("e"), Config: "rendered-b2", PushSecret: "push"}, 2)
+	if h[0].Image != img("e") || len(h) != 2 || h[1].ID != "c" || len(dropped) != 1 || dropped[0].Image != img("b") {
+		t.Errorf("rebuild of b: %v, dropped %v", h, dropped)
+	}
 	// Round trip through the annotation; garbage reads as empty.
 	if got := ParseHistory(h.String()); !reflect.DeepEqual(got, h) {
 		t.Errorf("round trip: %v", got)

@@ -58,8 +58,12 @@ const (
 // BuilderConfig is the parsed builder ConfigMap.
 type BuilderConfig struct {
 	// ConfigMapName is the ConfigMap it was read from
-	// (BuilderConfigMapName or BuilderConfigMapAlias), for messages.
-	ConfigMapName        string
+	// (BuilderConfigMapName or BuilderConfigMapAlias), for messages; ""
+	// when it comes from a MachineOSConfig.
+	ConfigMapName string
+	// MachineOSConfig is the MachineOSConfig it comes from, or "" (the
+	// ConfigMap).
+	MachineOSConfig      string
 	BaseImagePullSecret  string
 	FinalImagePushSecret string
 	// FinalRepository is finalImagePullspec without tag: registry/org/repo.

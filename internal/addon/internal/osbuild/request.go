@@ -56,6 +56,10 @@ type Inputs struct {
 	// generated one (MachineOSConfig spec.containerFile, or the ConfigMap
 	// on-cluster-build-custom-dockerfile key <pool>); "" for none.
 	Containerfile string
+	// PushTag is the tag to push, when not the rendered MachineConfig's
+	// name: the MachineOSBuild's name in the MachineOSConfig flow, as
+	// upstream. Not part of the ID.
+	PushTag string
 }
 
 // ID is a hash of what goes into the image: 16 hex digits. It names the
@@ -74,9 +78,12 @@ func (in Inputs) ID() string {
 	return hash(string(b))[:idLength]
 }
 
-// Tag is the tag pushed: the rendered MachineConfig's name (as upstream),
-// or the build ID when that name is not a valid tag.
+// Tag is the tag pushed: PushTag if set, else the rendered MachineConfig's
+// name (as upstream), or the build ID when that name is not a valid tag.
 func (in Inputs) Tag() string {
+	if in.PushTag != "" && tagOnlyRE.MatchString(in.PushTag) {
+		return in.PushTag
+	}
 	if tagOnlyRE.MatchString(in.RenderedConfig) {
 		return in.RenderedConfig
 	}
