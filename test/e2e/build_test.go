@@ -161,6 +161,7 @@ var _ = Describe("BuildController (add-on), Job backend with buildah and a regis
 
 		By("A kernel-argument change: one build, a new image")
 		mcB := createRenderedConfig(pool, "b", []string{"quiet", "nosmt"})
+		startB := time.Now()
 		patchPoolConfig(pool, mcB)
 		var imageB string
 		Eventually(func(g Gomega) {
@@ -169,6 +170,7 @@ var _ = Describe("BuildController (add-on), Job backend with buildah and a regis
 			g.Expect(ann).To(HaveKeyWithValue(newestConfigAnn, mcB))
 			imageB = ann[desiredImageAnn]
 		}, 10*time.Minute, 2*time.Second).Should(Succeed())
+		fmt.Fprintf(GinkgoWriter, "FIGURE: kernel-argument change to image pushed %s\n", time.Since(startB).Round(time.Second))
 		Expect(imageB).NotTo(Equal(imageA))
 		Expect(jobs.seen()).To(Equal(2), "exactly one more build Job")
 		tagDigest, _ = reg.manifest("ocp/os-image", mcB)
@@ -205,8 +207,65 @@ var _ = Describe("BuildController (add-on), Job backend with buildah and a regis
 		}
 		Expect(reg.status("ocp/os-base", "v1")).To(Equal(http.StatusOK), "the base image")
 
+		By("A second pool driven by a MachineOSConfig (no label): a real build, shown by its MachineOSBuild and the MachineOSConfig")
+		pool2 := pool + "-mosc"
+		repo2 := registry + "/ocp/mosc-image"
+		mcM := createRenderedConfig(pool2, "m", []string{"quiet"})
+		start2 := time.Now()
+		Expect(mgmt.CreateOrUpdate(ctx, []byte(strings.NewReplacer("POOL", pool2, "RENDERED", mcM).Replace(plainPool)))).To(Succeed())
+		Expect(mgmt.CreateOrUpdate(ctx, []byte(strings.NewReplacer("POOL", pool2, "PUSHSPEC", repo2+":latest").Replace(machineOSConfig)))).To(Succeed())
+		mosc := &unstructured.Unstructured{}
+		mosc.SetAPIVersion("machineconfiguration.openshift.io/v1")
+		mosc.SetKind("MachineOSConfig")
+		var imageM, mosbName string
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(ctx, client.ObjectKey{Name: pool2}, mosc)).To(Succeed())
+			imageM, _, _ = unstructured.NestedString(mosc.Object, "status", "currentImagePullSpec")
+			mosbName, _, _ = unstructured.NestedString(mosc.Object, "status", "machineOSBuild", "name")
+			g.Expect(imageM).NotTo(BeEmpty(), "MachineOSConfig status: %v", mosc.Object["status"])
+		}, 10*time.Minute, 2*time.Second).Should(Succeed())
+		fmt.Fprintf(GinkgoWriter, "FIGURE: MachineOSConfig to image pushed %s\n", time.Since(start2).Round(time.Second))
+		Expect(imageM).To(HavePrefix(repo2 + "@sha256:"))
+		mosb := &unstructured.Unstructured{}
+		mosb.SetAPIVersion("machineconfiguration.openshift.io/v1")
+		mosb.SetKind("MachineOSBuild")
+		Expect(c.Get(ctx, client.ObjectKey{Name: mosbName}, mosb)).To(Succeed())
+		Expect(nestedString(mosb.Object, "status", "digestedImagePushSpec")).To(Equal(imageM))
+		Expect(nestedString(mosb.Object, "status", "builder", "imageBuilderType")).To(Equal("Job"))
+		Expect(nestedString(mosb.Object, "spec", "renderedImagePushSpec")).To(Equal(repo2 + ":" + mosbName))
+		conds, _, _ := unstructured.NestedSlice(mosb.Object, "status", "conditions")
+		trueConds := map[string]string{}
+		for _, x := range conds {
+			m := x.(map[string]any)
+			if m["status"] == "True" {
+				trueConds[m["type"].(string)] = m["reason"].(string)
+			}
+		}
+		Expect(trueConds).To(Equal(map[string]string{"Succeeded": "Ready"}))
+		for _, k := range []string{"buildStart", "buildEnd"} {
+			Expect(nestedString(mosb.Object, "status", k)).NotTo(BeEmpty(), k)
+		}
+		tagDigest, _ = reg.manifest("ocp/mosc-image", mosbName)
+		Expect(repo2+"@"+tagDigest).To(Equal(imageM), "the registry's digest of the MachineOSBuild's tag")
+
+		By("Deleting the MachineOSConfig removes its MachineOSBuilds, the pool's annotations and the image")
+		Expect(c.Delete(ctx, mosc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion("machineconfiguration.openshift.io/v1")
+			list.SetKind("MachineOSBuildList")
+			g.Expect(c.List(ctx, list, client.MatchingLabels{"machineconfiguration.openshift.io/target-machine-config-pool": pool2})).To(Succeed())
+			g.Expect(list.Items).To(BeEmpty())
+			g.Expect(c.Get(ctx, client.ObjectKey{Name: pool2}, mcp)).To(Succeed())
+			g.Expect(mcp.GetAnnotations()).NotTo(HaveKey(desiredImageAnn))
+			g.Expect(ownedObjects(g, pool2)).To(BeEmpty())
+		}, 2*time.Minute, time.Second).Should(Succeed())
+		Eventually(func() int { return reg.status("ocp/mosc-image", strings.TrimPrefix(imageM, repo2+"@")) }, time.Minute, time.Second).Should(Equal(http.StatusNotFound))
 		Expect(c.Delete(ctx, mcp)).To(Succeed())
-		for _, mc := range []string{mcA, mcA2, mcB} {
+
+		Expect(c.Get(ctx, client.ObjectKey{Name: pool}, mcp)).To(Succeed())
+		Expect(c.Delete(ctx, mcp)).To(Succeed())
+		for _, mc := range []string{mcA, mcA2, mcB, mcM} {
 			o := &unstructured.Unstructured{}
 			o.SetAPIVersion("machineconfiguration.openshift.io/v1")
 			o.SetKind("MachineConfig")
@@ -326,6 +385,12 @@ func (r *registryAPI) manifest(repo, ref string) (string, int64) {
 	return resp.Header.Get("Docker-Content-Digest"), size
 }
 
+// nestedString is the string at path in obj, or "".
+func nestedString(obj map[string]any, path ...string) string {
+	v, _, _ := unstructured.NestedString(obj, path...)
+	return v
+}
+
 func containsArg(args []string, a string) bool {
 	for _, v := range args {
 		if v == a {
@@ -421,6 +486,46 @@ spec:
         mode: 420
         contents:
           source: data:,SUFFIX
+`
+
+// plainPool is a pool without the layering label: a MachineOSConfig opts
+// it in.
+const plainPool = `apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: POOL
+spec:
+  machineConfigSelector:
+    matchLabels:
+      machineconfiguration.openshift.io/role: POOL
+  nodeSelector:
+    matchLabels:
+      node-role.kubernetes.io/POOL: ""
+  paused: false
+  configuration:
+    name: RENDERED
+`
+
+// machineOSConfig is the GA API's opt-in (OpenShift 4.19): named after its
+// pool, the registry's secrets, a Containerfile for every architecture.
+const machineOSConfig = `apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineOSConfig
+metadata:
+  name: POOL
+spec:
+  machineConfigPool:
+    name: POOL
+  imageBuilder:
+    imageBuilderType: Job
+  baseImagePullSecret:
+    name: e2e-pull
+  renderedImagePushSecret:
+    name: e2e-push
+  renderedImagePushSpec: PUSHSPEC
+  containerFile:
+  - containerfileArch: NoArch
+    content: |
+      RUN echo "layered through a MachineOSConfig" > /etc/e2e-mosc
 `
 
 const layeredPool = `apiVersion: machineconfiguration.openshift.io/v1
