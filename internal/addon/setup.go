@@ -14,6 +14,7 @@ import (
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	addonbuild "github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesetsync"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/migration"
 	"github.com/ocp-capi/ocp-capi/internal/consumed"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
@@ -102,8 +103,26 @@ func Controllers(o *Options) []manager.Controller {
 				}).SetupWithManager(ctx, mgr, co.Options())
 			},
 		},
+		migrationController(o, migration.MachineSets),
+		migrationController(o, migration.Machines),
 		// The BuildController (internal/addon/controllers/buildcontroller); its flags
 		// are Options.Build.
 		addonbuild.Controller(&o.Build),
+	}
+}
+
+// migrationController switches the authority of MAPI objects of kind k
+// (internal/addon/controllers/migration).
+func migrationController(o *Options, k migration.Kind) manager.Controller {
+	r := &migration.Reconciler{Kind: k, MAPINamespace: o.MAPINamespace, CAPINamespace: o.CAPINamespace}
+	return manager.Controller{
+		Name: strings.ToLower(string(k)) + "migration",
+		Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
+			if err := o.Validate(co.Namespace); err != nil {
+				return err
+			}
+			r.Client, r.Recorder, r.WatchFilterValue = mgr.GetClient(), mgr.GetEventRecorder("migration-controller"), co.WatchFilterValue
+			return r.SetupWithManager(ctx, mgr, co.Options())
+		},
 	}
 }

@@ -60,8 +60,14 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestControllers(t *testing.T) {
-	cs := Controllers(NewOptions())
-	if len(cs) != 2 || cs[0].Name != "machinesetsync" || cs[1].Name != "build" || cs[0].Setup == nil || cs[1].Setup == nil {
-		t.Errorf("controllers %+v", cs)
+	var names []string
+	for _, c := range Controllers(NewOptions()) {
+		if c.Setup == nil {
+			t.Errorf("controller %s has no setup", c.Name)
+		}
+		names = append(names, c.Name)
+	}
+	if want := []string{"machinesetsync", "machinesetmigration", "machinemigration", "build"}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("controllers %v, want %v", names, want)
 	}
 }

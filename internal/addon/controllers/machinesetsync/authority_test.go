@@ -12,19 +12,23 @@ import (
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
-// Only a MAPI-authoritative MachineSet is synced. In every other state the
-// controller leaves the CAPI side alone and says so in Synchronized.
+// The sync follows the authority: MAPI to CAPI while the Machine API is
+// authoritative, nothing while Migrating, CAPI to MAPI while Cluster API
+// is (docs/addon/machineset-sync.md, "When it acts").
 func TestAuthoritativeAPI(t *testing.T) {
-	t.Run("spec ClusterAPI, status not set: no mirror", func(t *testing.T) {
+	t.Run("spec ClusterAPI at creation: the CAPI MachineSet is made unpaused, then mirrored back", func(t *testing.T) {
 		g := NewWithT(t)
 		ms := newMachineSet(t, testName(t), openStackSpec())
 		ms.Spec.AuthoritativeAPI = mapiv1beta1.MachineAuthorityClusterAPI
 		create(t, ms)
-		c := waitCondition(t, ms.Name, corev1.ConditionUnknown, ReasonNotAuthoritative)
-		g.Expect(c.Severity).To(Equal(mapiv1beta1.ConditionSeverityInfo))
-		g.Expect(c.Message).To(ContainSubstring("spec.authoritativeAPI is ClusterAPI"))
-		g.Consistently(func(g Gomega) { gone(g, &clusterv1.MachineSet{ObjectMeta: capiMeta(ms.Name)}) }).Should(Succeed())
-		g.Expect(getMS(g, ms.Name).Finalizers).NotTo(ContainElement(SyncFinalizer))
+		g.Eventually(func(g Gomega) {
+			m := getMirror(g, ms.Name)
+			g.Expect(m.Annotations).NotTo(HaveKey(clusterv1.PausedAnnotation), "upstream bug #299: Cluster API runs it from the start")
+			c := synchronized(getMS(g, ms.Name))
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(corev1.ConditionTrue))
+			g.Expect(getMS(g, ms.Name).Status.SynchronizedAPI).To(Equal(mapiv1beta1.SynchronizedAPIClusterAPI))
+		}).WithTimeout(timeout).Should(Succeed())
 	})
 
 	t.Run("status MachineAPI wins over spec ClusterAPI", func(t *testing.T) {
@@ -35,35 +39,75 @@ func TestAuthoritativeAPI(t *testing.T) {
 		waitSynced(t, ms.Name)
 	})
 
-	for _, tc := range []struct {
-		authority mapiv1beta1.MachineAuthority
-		reason    string
-	}{
-		{mapiv1beta1.MachineAuthorityMigrating, ReasonMigrating},
-		{mapiv1beta1.MachineAuthorityClusterAPI, ReasonNotAuthoritative},
-	} {
-		t.Run("status "+string(tc.authority)+": the mirror is not changed", func(t *testing.T) {
-			g := NewWithT(t)
-			ms := newMachineSet(t, testName(t), openStackSpec())
-			create(t, ms)
-			ms, mirror := waitSynced(t, ms.Name)
-			gen := ms.Status.SynchronizedGeneration
-			// MachineAPI -> Migrating [-> ClusterAPI], as the CRD requires.
-			setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
-			if tc.authority != mapiv1beta1.MachineAuthorityMigrating {
-				setAuthority(t, ms, tc.authority)
-			}
-			c := waitCondition(t, ms.Name, corev1.ConditionUnknown, tc.reason)
-			g.Expect(c.Message).To(ContainSubstring("status.authoritativeAPI is " + string(tc.authority)))
+	t.Run("status Migrating: the mirror is not changed", func(t *testing.T) {
+		g := NewWithT(t)
+		ms := newMachineSet(t, testName(t), openStackSpec())
+		create(t, ms)
+		ms, mirror := waitSynced(t, ms.Name)
+		gen := ms.Status.SynchronizedGeneration
+		setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
+		c := waitCondition(t, ms.Name, corev1.ConditionUnknown, ReasonMigrating)
+		g.Expect(c.Message).To(ContainSubstring("status.authoritativeAPI is Migrating"))
+		update(t, ms, func(ms *mapiv1beta1.MachineSet) { ms.Spec.Replicas = ptr.To[int32](9) })
+		g.Consistently(func(g Gomega) {
+			m := getMirror(g, ms.Name)
+			g.Expect(m.ResourceVersion).To(Equal(mirror.ResourceVersion))
+			g.Expect(getMS(g, ms.Name).Status.SynchronizedGeneration).To(Equal(gen))
+		}).Should(Succeed())
+	})
 
-			update(t, ms, func(ms *mapiv1beta1.MachineSet) { ms.Spec.Replicas = ptr.To[int32](9) })
-			g.Consistently(func(g Gomega) {
-				m := getMirror(g, ms.Name)
-				g.Expect(m.ResourceVersion).To(Equal(mirror.ResourceVersion))
-				g.Expect(getMS(g, ms.Name).Status.SynchronizedGeneration).To(Equal(gen))
-			}).Should(Succeed())
-		})
-	}
+	t.Run("status ClusterAPI: the MAPI MachineSet mirrors the CAPI one", func(t *testing.T) {
+		g := NewWithT(t)
+		ms := newMachineSet(t, testName(t), openStackSpec())
+		create(t, ms)
+		ms, mirror := waitSynced(t, ms.Name)
+		setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
+		setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
+		waitFromCAPI(t, ms.Name)
+		// A change of the MAPI MachineSet, which is not authoritative, is
+		// undone; the CAPI one is not touched.
+		update(t, ms, func(ms *mapiv1beta1.MachineSet) { ms.Spec.Replicas = ptr.To[int32](9) })
+		g.Eventually(func(g Gomega) { g.Expect(*getMS(g, ms.Name).Spec.Replicas).To(BeEquivalentTo(2)) }).WithTimeout(timeout).Should(Succeed())
+		g.Expect(*getMirror(g, ms.Name).Spec.Replicas).To(BeEquivalentTo(2))
+		// A change of the CAPI one shows, with its status.
+		update(t, mirror, func(m *clusterv1.MachineSet) { m.Spec.Replicas = ptr.To[int32](4) })
+		g.Eventually(func(g Gomega) { g.Expect(*getMS(g, ms.Name).Spec.Replicas).To(BeEquivalentTo(4)) }).WithTimeout(timeout).Should(Succeed())
+		g.Expect(env.Client.Get(context.Background(), objectKey(capiNS, ms.Name), mirror)).To(Succeed())
+		mirror.Status.Replicas, mirror.Status.ReadyReplicas = ptr.To[int32](4), ptr.To[int32](3)
+		mirror.Status.ObservedGeneration = mirror.Generation
+		g.Expect(env.Client.Status().Update(context.Background(), mirror)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			st := getMS(g, ms.Name).Status
+			g.Expect(st.Replicas).To(BeEquivalentTo(4))
+			g.Expect(st.ReadyReplicas).To(BeEquivalentTo(3))
+			g.Expect(st.ObservedGeneration).To(Equal(getMS(g, ms.Name).Generation))
+		}).WithTimeout(timeout).Should(Succeed())
+	})
+
+	t.Run("status ClusterAPI: what MAPI cannot express stops the sync, with the CAPI field's path", func(t *testing.T) {
+		ms := newMachineSet(t, testName(t), openStackSpec())
+		create(t, ms)
+		_, mirror := waitSynced(t, ms.Name)
+		setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
+		setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
+		waitFromCAPI(t, ms.Name)
+		update(t, mirror, func(m *clusterv1.MachineSet) { m.Spec.Template.Spec.Version = "v1.36.0" })
+		c := waitCondition(t, ms.Name, corev1.ConditionFalse, ReasonReverseConversionFailed)
+		NewWithT(t).Expect(c.Message).To(ContainSubstring("spec.template.spec.version"))
+	})
+}
+
+// waitFromCAPI waits until the MAPI MachineSet is synchronized from the
+// CAPI one.
+func waitFromCAPI(t *testing.T, name string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		ms := getMS(g, name)
+		c := synchronized(ms)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "condition %+v", c)
+		g.Expect(ms.Status.SynchronizedAPI).To(Equal(mapiv1beta1.SynchronizedAPIClusterAPI))
+	}).WithTimeout(timeout).Should(Succeed())
 }
 
 // Deleting a MachineSet that Cluster API is authoritative for leaves the
@@ -75,7 +119,7 @@ func TestDeletionNotAuthoritative(t *testing.T) {
 	ms, mirror := waitSynced(t, ms.Name)
 	setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
 	setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
-	waitCondition(t, ms.Name, corev1.ConditionUnknown, ReasonNotAuthoritative)
+	waitFromCAPI(t, ms.Name)
 
 	g.Expect(env.Client.Delete(context.Background(), ms)).To(Succeed())
 	g.Eventually(func(g Gomega) {

@@ -73,6 +73,11 @@ type condition struct {
 	message string
 	// warnings become events when the message changes.
 	warnings []string
+	// On True: the side synchronized from (status.synchronizedAPI) and
+	// its generation (status.synchronizedGeneration). Empty: the MAPI
+	// MachineSet's (MAPI to CAPI).
+	sourceAPI mapiv1beta1.SynchronizedAPI
+	sourceGen int64
 }
 
 // setSynchronized writes the Synchronized condition, and on True
@@ -80,12 +85,12 @@ type condition struct {
 // events for each change.
 func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, want condition) error {
 	cur := findCondition(ms.Status.Conditions, SynchronizedCondition)
-	next, gen := synchronizedState(ms, cur, want)
+	next, gen, api := synchronizedState(ms, cur, want)
 	if cur != nil && cur.Status == next.Status && cur.Reason == next.Reason && cur.Message == next.Message &&
-		cur.Severity == next.Severity && gen == ms.Status.SynchronizedGeneration {
+		cur.Severity == next.Severity && gen == ms.Status.SynchronizedGeneration && api == ms.Status.SynchronizedAPI {
 		return nil
 	}
-	if err := r.applySynchronized(ctx, ms, next, gen); err != nil {
+	if err := r.applySynchronized(ctx, ms, next, gen, api); err != nil {
 		return err
 	}
 	r.recordSynchronized(ms, cur, next, want.warnings, gen)
@@ -93,8 +98,9 @@ func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.Machin
 }
 
 // synchronizedState is the condition that says want, and the
-// synchronizedGeneration to go with it, given the current condition cur.
-func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, want condition) (mapiv1beta1.Condition, int64) {
+// synchronizedGeneration and synchronizedAPI to go with it, given the
+// current condition cur.
+func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, want condition) (mapiv1beta1.Condition, int64, mapiv1beta1.SynchronizedAPI) {
 	next := mapiv1beta1.Condition{
 		Type:     SynchronizedCondition,
 		Status:   want.status,
@@ -113,12 +119,22 @@ func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, w
 	if cur != nil && cur.Status == want.status {
 		next.LastTransitionTime = cur.LastTransitionTime
 	}
-	// synchronizedGeneration never decreases (the CRD refuses it).
-	gen := ms.Status.SynchronizedGeneration
-	if want.status == corev1.ConditionTrue && ms.Generation > gen {
-		gen = ms.Generation
+	// synchronizedGeneration never decreases (the CRD refuses it, but in
+	// the write that leaves Migrating, which is the migration
+	// controller's). synchronizedAPI names the side of the last sync, and
+	// stays until the next one (the migration controller reads it).
+	gen, api := ms.Status.SynchronizedGeneration, ms.Status.SynchronizedAPI
+	if want.status == corev1.ConditionTrue {
+		source, sourceGen := want.sourceAPI, want.sourceGen
+		if source == "" {
+			source, sourceGen = mapiv1beta1.SynchronizedAPIMachineAPI, ms.Generation
+		}
+		api = source
+		if sourceGen > gen {
+			gen = sourceGen
+		}
 	}
-	return next, gen
+	return next, gen, api
 }
 
 // applySynchronized writes c and gen to ms's status and updates ms with the
@@ -126,7 +142,7 @@ func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, w
 // subresource under ConditionFieldOwner, with the object's resourceVersion.
 //
 // Server-side apply stays here: the MachineSet is MAPI's, the migration controller writes the same fields, and conditions is a map-keyed list, so an apply owns just this entry.
-func (r *Reconciler) applySynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, c mapiv1beta1.Condition, gen int64) error {
+func (r *Reconciler) applySynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, c mapiv1beta1.Condition, gen int64, api mapiv1beta1.SynchronizedAPI) error {
 	cond := map[string]any{
 		"type":               string(c.Type),
 		"status":             string(c.Status),
@@ -154,6 +170,11 @@ func (r *Reconciler) applySynchronized(ctx context.Context, ms *mapiv1beta1.Mach
 	if gen > 0 {
 		unstructured.SetNestedField(u.Object, gen, "status", "synchronizedGeneration") //nolint:errcheck // status is a map
 	}
+	// Likewise once set: the migration controller tells a switch from a
+	// cancel by it.
+	if api != "" {
+		unstructured.SetNestedField(u.Object, string(api), "status", "synchronizedAPI") //nolint:errcheck // status is a map
+	}
 	if err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(ConditionFieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing the Synchronized condition: %w", err)
@@ -174,7 +195,7 @@ func (r *Reconciler) recordSynchronized(ms *mapiv1beta1.MachineSet, cur *mapiv1b
 	switch next.Status {
 	case corev1.ConditionTrue:
 		r.Recorder.Eventf(ms, nil, corev1.EventTypeNormal, next.Reason, "Sync",
-			"CAPI MachineSet %s/%s is synchronized with generation %d", r.CAPINamespace, ms.Name, gen)
+			"The MachineSets %s/%s and %s/%s are synchronized from %s at generation %d", r.MAPINamespace, ms.Name, r.CAPINamespace, ms.Name, ms.Status.SynchronizedAPI, gen)
 		if changedMessage {
 			for _, w := range warnings {
 				r.Recorder.Eventf(ms, nil, corev1.EventTypeWarning, EventConversionWarning, "Convert", "%s", w)

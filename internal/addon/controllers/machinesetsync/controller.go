@@ -40,7 +40,7 @@ import (
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
 )
 
-// +kubebuilder:rbac:groups=machine.openshift.io,resources=machinesets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=machine.openshift.io,resources=machinesets,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=machine.openshift.io,resources=machinesets/status,verbs=patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinesets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinesets/status,verbs=patch
@@ -190,6 +190,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		err = r.reconcileOrphan(ctx, req.Name, mirror)
 	case !ms.DeletionTimestamp.IsZero():
 		err = r.reconcileDelete(ctx, ms, mirror)
+	case Authority(ms) == mapiv1beta1.MachineAuthorityClusterAPI:
+		err = r.reconcileFromCAPI(ctx, ms, mirror)
 	case Authority(ms) != mapiv1beta1.MachineAuthorityMachineAPI:
 		err = r.reconcileNotAuthoritative(ctx, ms)
 	default:

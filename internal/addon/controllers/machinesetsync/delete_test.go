@@ -121,7 +121,7 @@ func TestMissingPartner(t *testing.T) {
 		// authoritative and the mirror unpaused.
 		setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
 		setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
-		waitCondition(t, ms.Name, "Unknown", ReasonNotAuthoritative)
+		waitFromCAPI(t, ms.Name)
 		update(t, mirror, func(m *clusterv1.MachineSet) { delete(m.Annotations, clusterv1.PausedAnnotation) })
 		update(t, ms, func(ms *mapiv1beta1.MachineSet) { controllerutil.RemoveFinalizer(ms, SyncFinalizer) })
 		g.Expect(env.Client.Delete(context.Background(), ms)).To(Succeed())

@@ -39,35 +39,18 @@ func (r *Reconciler) reconcileSync(ctx context.Context, ms *mapiv1beta1.MachineS
 	if err := r.addFinalizer(ctx, ms); err != nil {
 		return err
 	}
-
-	infra, err := r.infra(ctx)
+	c, err := r.convert(ctx, ms)
 	if err != nil {
-		return r.fail(ctx, ms, ReasonInfraUnavailable, "Cannot read the Infrastructure cluster: "+err.Error(), err)
+		return err
 	}
-	if infra.ClusterName == "" {
-		return r.fail(ctx, ms, ReasonInfraUnavailable,
-			"The CAPI Cluster name is unknown: the Infrastructure cluster has no status.infrastructureName; start the controller with --cluster-name",
-			errors.New("the CAPI Cluster name is unknown"))
-	}
-	desired, tmpl, warnings, errs := mapi2capi.MachineSet(ms, infra)
-	if len(errs) > 0 {
-		msg := "Cannot convert the MachineSet; fix these fields: " + errs.ToAggregate().Error()
-		return r.fail(ctx, ms, ReasonConversionFailed, msg, fmt.Errorf("%w: %w", errConversion, errs.ToAggregate()))
-	}
-	tk, ok := r.templateKind(desired.Spec.Template.Spec.InfrastructureRef.Kind)
-	if !ok {
-		kind := desired.Spec.Template.Spec.InfrastructureRef.Kind
-		return r.fail(ctx, ms, ReasonTemplateFailed,
-			fmt.Sprintf("The %s CRD is not installed (or was installed after this controller started; restart it)", kind),
-			fmt.Errorf("the %s CRD is not installed", kind))
-	}
+	desired, tmpl, warnings, tk := c.desired, c.tmpl, c.warnings, c.tk
 
 	if mirror != nil && !mirror.DeletionTimestamp.IsZero() {
 		// Someone deleted the mirror. Let it go; it is made again once gone.
 		return r.releaseMirror(ctx, mirror)
 	}
 	if mirror == nil {
-		if mirror, err = r.createMirror(ctx, ms, desired); err != nil {
+		if mirror, err = r.createMirror(ctx, ms, desired, true); err != nil {
 			return r.fail(ctx, ms, ReasonCreateFailed, "Cannot create the CAPI MachineSet: "+err.Error(), err)
 		}
 		if reason, err := r.ensureTemplate(ctx, ms.Name, tk, tmpl, mirror); err != nil {
@@ -92,6 +75,41 @@ func (r *Reconciler) reconcileSync(ctx context.Context, ms *mapiv1beta1.MachineS
 	return r.setSynchronized(ctx, ms, condition{
 		status: corev1.ConditionTrue, reason: ReasonSynchronized, message: synchronizedMessage(warnings), warnings: warnings,
 	})
+}
+
+// converted is a MachineSet converted to CAPI.
+type converted struct {
+	desired  *clusterv1.MachineSet
+	tmpl     client.Object
+	warnings []string
+	tk       templateKind
+}
+
+// convert converts ms with the cluster's context; a failure is reported in
+// the condition.
+func (r *Reconciler) convert(ctx context.Context, ms *mapiv1beta1.MachineSet) (*converted, error) {
+	infra, err := r.infra(ctx)
+	if err != nil {
+		return nil, r.fail(ctx, ms, ReasonInfraUnavailable, "Cannot read the Infrastructure cluster: "+err.Error(), err)
+	}
+	if infra.ClusterName == "" {
+		return nil, r.fail(ctx, ms, ReasonInfraUnavailable,
+			"The CAPI Cluster name is unknown: the Infrastructure cluster has no status.infrastructureName; start the controller with --cluster-name",
+			errors.New("the CAPI Cluster name is unknown"))
+	}
+	desired, tmpl, warnings, errs := mapi2capi.MachineSet(ms, infra)
+	if len(errs) > 0 {
+		msg := "Cannot convert the MachineSet; fix these fields: " + errs.ToAggregate().Error()
+		return nil, r.fail(ctx, ms, ReasonConversionFailed, msg, fmt.Errorf("%w: %w", errConversion, errs.ToAggregate()))
+	}
+	tk, ok := r.templateKind(desired.Spec.Template.Spec.InfrastructureRef.Kind)
+	if !ok {
+		kind := desired.Spec.Template.Spec.InfrastructureRef.Kind
+		return nil, r.fail(ctx, ms, ReasonTemplateFailed,
+			fmt.Sprintf("The %s CRD is not installed (or was installed after this controller started; restart it)", kind),
+			fmt.Errorf("the %s CRD is not installed", kind))
+	}
+	return &converted{desired: desired, tmpl: tmpl, warnings: warnings, tk: tk}, nil
 }
 
 // isStale tells whether err only means that the controller acted on an old
@@ -159,12 +177,16 @@ func (r *Reconciler) addFinalizer(ctx context.Context, ms *mapiv1beta1.MachineSe
 	return write.LockedPatch(ctx, r.Client, ms, func() bool { return controllerutil.AddFinalizer(ms, SyncFinalizer) }, client.FieldOwner(FieldOwner))
 }
 
-// createMirror creates the mirror: desired, paused, with the sync
-// finalizer and the created-for mark.
-func (r *Reconciler) createMirror(ctx context.Context, ms *mapiv1beta1.MachineSet, desired *clusterv1.MachineSet) (*clusterv1.MachineSet, error) {
+// createMirror creates the mirror: desired, paused (unless Cluster API is
+// to run it from the start), with the sync finalizer and the created-for
+// mark.
+func (r *Reconciler) createMirror(ctx context.Context, ms *mapiv1beta1.MachineSet, desired *clusterv1.MachineSet, paused bool) (*clusterv1.MachineSet, error) {
 	mirror := desired.DeepCopy()
 	mirror.Status = clusterv1.MachineSetStatus{}
 	mirror.Annotations = mirrorAnnotations(desired.Annotations, ms.Name)
+	if !paused {
+		delete(mirror.Annotations, clusterv1.PausedAnnotation)
+	}
 	mirror.Finalizers = []string{SyncFinalizer}
 	if err := r.Client.Create(ctx, mirror, client.FieldOwner(FieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
