@@ -133,15 +133,30 @@ func (r *Reconciler) recordBuild(ctx context.Context, s *poolScope, cur client.O
 	state := osbuild.StateFor(obs)
 	mosb, err := r.ensureMachineOSBuild(ctx, s, func(b *mcfgv1.MachineOSBuild) bool {
 		old := osbuild.StateOf(&b.Status)
-		return old.Terminal() && old != state && b.CreationTimestamp.Before(ptr.To(cur.GetCreationTimestamp()))
+		differs := old != state || state == osbuild.BuildStateSucceeded && b.Status.DigestedImagePushSpec != image
+		return old.Terminal() && differs && b.CreationTimestamp.Before(ptr.To(cur.GetCreationTimestamp()))
 	})
 	if err != nil || mosb == nil {
 		return err
 	}
-	if old := osbuild.StateOf(&mosb.Status); old.Terminal() {
-		return nil // final: the API refuses any change
+	if err := r.writeBuildStatus(ctx, mosb, cur, state, image); err != nil {
+		return err
 	}
-	err = write.LockedStatusPatch(ctx, r.Client, mosb, func() bool {
+	// A MachineOSConfig write that failed after the MachineOSBuild's is
+	// made again: its rebuild annotation must go with the new image.
+	if state == osbuild.BuildStatePrepared || osbuild.StateOf(&mosb.Status) == osbuild.BuildStateSucceeded {
+		return r.pointMachineOSConfig(ctx, s, mosb)
+	}
+	return nil
+}
+
+// writeBuildStatus makes mosb's status show the build cur in state, unless
+// its conditions are final (the API refuses any change then).
+func (r *Reconciler) writeBuildStatus(ctx context.Context, mosb *mcfgv1.MachineOSBuild, cur client.Object, state osbuild.BuildState, image string) error {
+	if osbuild.StateOf(&mosb.Status).Terminal() {
+		return nil
+	}
+	err := write.LockedStatusPatch(ctx, r.Client, mosb, func() bool {
 		st := &mosb.Status
 		changed := osbuild.SetBuildState(st, state, metav1.Now())
 		start, end := osbuild.BuildTimes(cur.GetCreationTimestamp().Time, state, time.Now())
@@ -167,9 +182,6 @@ func (r *Reconciler) recordBuild(ctx context.Context, s *poolScope, cur client.O
 	})
 	if err != nil {
 		return fmt.Errorf("writing the status of MachineOSBuild %s: %w", mosb.Name, err)
-	}
-	if state == osbuild.BuildStatePrepared || state == osbuild.BuildStateSucceeded {
-		return r.pointMachineOSConfig(ctx, s, mosb)
 	}
 	return nil
 }

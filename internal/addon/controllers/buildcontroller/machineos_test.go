@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -116,7 +117,8 @@ func names(m map[string]*mcfgv1.MachineOSBuild) []string {
 // builder's Job, the build's times and the digested image; the
 // MachineOSConfig's status names the image and the build. A layer-only
 // change gets a MachineOSBuild of its own that reuses the image; the
-// rebuild annotation on the MachineOSConfig forces a build; deleting the
+// rebuild annotation on the MachineOSConfig forces a build; a failed build
+// is Failed, and its retry makes the MachineOSBuild again; deleting the
 // MachineOSConfig removes everything.
 func TestMachineOSConfigStatus(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
@@ -213,6 +215,22 @@ func TestMachineOSConfigStatus(t *testing.T) {
 		h.waitCondition(pool, osbuild.ConditionBuildFailed, osbuild.ReasonBuildFailed)
 		h.g.Expect(h.getMOSC(pool).Status.CurrentImagePullSpec).To(Equal(imgC), "the MachineOSConfig keeps the last image")
 
+		// Retrying (the failed build object deleted): the final conditions
+		// cannot change, so the MachineOSBuild is made again, Prepared.
+		time.Sleep(time.Second) // creation timestamps have a resolution of one second
+		h.g.Expect(env.Client.Delete(h.ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		h.g.Eventually(func() bool {
+			o := h.waitBuildFor(pool, b)
+			return o.GetUID() != obj.GetUID()
+		}).Should(BeTrue())
+		retried := h.mosbState(mosbB.Name, osbuild.BuildStatePrepared)
+		h.g.Expect(retried.UID).NotTo(Equal(failed.UID))
+		h.g.Expect(retried.Status.BuildEnd).To(BeNil())
+		h.setSucceeded(h.waitBuildFor(pool, b), digest('d'))
+		imgD := moscRepo + "@" + digest('d')
+		h.g.Expect(h.mosbState(mosbB.Name, osbuild.BuildStateSucceeded).Status.DigestedImagePushSpec).To(Equal(imgD))
+		h.g.Eventually(func() string { return h.getMOSC(pool).Status.CurrentImagePullSpec }).Should(Equal(imgD))
+
 		// Deleting the MachineOSConfig of a pool without the label opts it
 		// out: builds, MachineOSBuilds, annotations, conditions, images.
 		h.g.Expect(env.Client.Delete(h.ctx, mosc)).To(Succeed())
@@ -220,7 +238,7 @@ func TestMachineOSConfigStatus(t *testing.T) {
 		h.g.Eventually(func() []string { return h.buildNames(pool) }).Should(BeEmpty())
 		h.g.Eventually(func() map[string]string { return h.getPool(pool).Annotations }).ShouldNot(HaveKey(osbuild.DesiredOSImageAnnotation))
 		h.g.Eventually(func() []mcfgv1.MachineConfigPoolCondition { return h.getPool(pool).Status.Conditions }).Should(BeEmpty())
-		h.g.Eventually(h.registry.deletedImages).Should(ContainElement(imgC))
+		h.g.Eventually(h.registry.deletedImages).Should(ContainElements(imgC, imgD))
 		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero(), "last failure: %v", h.ctrl.r.lastFailure.Load())
 	})
 }
