@@ -11,19 +11,23 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	addonbuild "github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesetsync"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesync"
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/migration"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/secretsync"
 	"github.com/ocp-capi/ocp-capi/internal/consumed"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 
 // AddToScheme registers the types the add-on uses: CAPI core, this
-// project's infrastructure API and the consumed APIs (MAPI, config,
+// project's infrastructure API (v1beta2, and v1alpha1 for the migration
+// controller's OpenStackServers) and the consumed APIs (MAPI, config,
 // Metal3, MCO, build; the BuildController's addonbuild.AddToScheme is a
 // subset of them).
-var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, infrav1.AddToScheme, consumed.AddToScheme}
+var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme, consumed.AddToScheme}
 
 // Defaults of the flags.
 const (
@@ -100,6 +104,36 @@ func Controllers(o *Options) []manager.Controller {
 					CAPINamespace:    o.CAPINamespace,
 					ClusterName:      o.ClusterName,
 					WatchFilterValue: co.WatchFilterValue,
+				}).SetupWithManager(ctx, mgr, co.Options())
+			},
+		},
+		{
+			Name: "machinesync",
+			Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
+				if err := o.Validate(co.Namespace); err != nil {
+					return err
+				}
+				return (&machinesync.Reconciler{
+					Client:           mgr.GetClient(),
+					Recorder:         mgr.GetEventRecorder("machine-sync-controller"),
+					MAPINamespace:    o.MAPINamespace,
+					CAPINamespace:    o.CAPINamespace,
+					ClusterName:      o.ClusterName,
+					WatchFilterValue: co.WatchFilterValue,
+				}).SetupWithManager(ctx, mgr, co.Options())
+			},
+		},
+		{
+			Name: "secretsync",
+			Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
+				if err := o.Validate(co.Namespace); err != nil {
+					return err
+				}
+				return (&secretsync.Reconciler{
+					Client:        mgr.GetClient(),
+					Recorder:      mgr.GetEventRecorder("secret-sync-controller"),
+					MAPINamespace: o.MAPINamespace,
+					CAPINamespace: o.CAPINamespace,
 				}).SetupWithManager(ctx, mgr, co.Options())
 			},
 		},

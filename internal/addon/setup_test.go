@@ -67,7 +67,7 @@ func TestControllers(t *testing.T) {
 		}
 		names = append(names, c.Name)
 	}
-	if want := []string{"machinesetsync", "machinesetmigration", "machinemigration", "build"}; strings.Join(names, ",") != strings.Join(want, ",") {
+	if want := []string{"machinesetsync", "machinesync", "secretsync", "machinesetmigration", "machinemigration", "build"}; strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Errorf("controllers %v, want %v", names, want)
 	}
 }

@@ -2,16 +2,13 @@ package machinesetsync
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
@@ -76,25 +73,7 @@ func (r *Reconciler) deleteMirror(ctx context.Context, regarding client.Object, 
 	return r.releaseMirror(ctx, mirror)
 }
 
-// removeFinalizers drops finalizers from o with a JSON patch that tests
-// each entry before removing it: it needs no resourceVersion (the object may
-// have changed since it was read, for example by being deleted) and never
-// touches other finalizers.
+// removeFinalizers drops finalizers from o (write.RemoveFinalizers).
 func (r *Reconciler) removeFinalizers(ctx context.Context, o client.Object, finalizers ...string) error {
-	var ops []map[string]any
-	fs := o.GetFinalizers()
-	for i := len(fs) - 1; i >= 0; i-- {
-		if slices.Contains(finalizers, fs[i]) {
-			p := fmt.Sprintf("/metadata/finalizers/%d", i)
-			ops = append(ops, map[string]any{"op": "test", "path": p, "value": fs[i]}, map[string]any{"op": "remove", "path": p})
-		}
-	}
-	if len(ops) == 0 {
-		return nil
-	}
-	data, err := json.Marshal(ops)
-	if err != nil {
-		return err
-	}
-	return client.IgnoreNotFound(r.Client.Patch(ctx, o, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(FieldOwner)))
+	return write.RemoveFinalizers(ctx, r.Client, o, FieldOwner, finalizers...)
 }

@@ -196,16 +196,26 @@ type entry struct {
 
 // watchHistory starts recording the two MachineSets called name.
 func watchHistory(t *testing.T, name string) *history {
+	return watchKinds(t, name, &mapiv1beta1.MachineSetList{}, &clusterv1.MachineSetList{})
+}
+
+// watchMachineHistory starts recording the two Machines called name.
+func watchMachineHistory(t *testing.T, name string) *history {
+	return watchKinds(t, name, &mapiv1beta1.MachineList{}, &clusterv1.MachineList{})
+}
+
+func watchKinds(t *testing.T, name string, lists ...client.ObjectList) *history {
 	t.Helper()
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &history{}
-	for _, l := range []client.ObjectList{&mapiv1beta1.MachineSetList{}, &clusterv1.MachineSetList{}} {
-		ns := mapiNS
-		if _, ok := l.(*clusterv1.MachineSetList); ok {
-			ns = capiNS
+	for _, l := range lists {
+		ns := capiNS
+		switch l.(type) {
+		case *mapiv1beta1.MachineSetList, *mapiv1beta1.MachineList:
+			ns = mapiNS
 		}
 		w, err := wc.Watch(suiteCtx, l, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
 		if err != nil {
@@ -239,15 +249,13 @@ func (h *history) record(ev watch.Event) {
 	switch t := o.(type) {
 	case *mapiv1beta1.MachineSet:
 		e.mapi = true
-		a := t.Status.AuthoritativeAPI
-		if a == "" {
-			a = t.Spec.AuthoritativeAPI
-		}
-		paused := condition(t.Status.Conditions, mapiv1beta1.PausedCondition)
-		// The Machine API operator acts while the authority is MachineAPI,
-		// until it has said Paused.
-		e.active = (a == "" || a == mapiv1beta1.MachineAuthorityMachineAPI) && (paused == nil || paused.Status != corev1.ConditionTrue)
+		e.active = mapiActive(t.Status.AuthoritativeAPI, t.Spec.AuthoritativeAPI, t.Status.Conditions)
+	case *mapiv1beta1.Machine:
+		e.mapi = true
+		e.active = mapiActive(t.Status.AuthoritativeAPI, t.Spec.AuthoritativeAPI, t.Status.Conditions)
 	case *clusterv1.MachineSet:
+		e.active = !annotations.HasPaused(t) && t.DeletionTimestamp.IsZero()
+	case *clusterv1.Machine:
 		e.active = !annotations.HasPaused(t) && t.DeletionTimestamp.IsZero()
 	default:
 		return
@@ -255,6 +263,17 @@ func (h *history) record(ev watch.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.entries = append(h.entries, e)
+}
+
+// mapiActive: the Machine API operator acts while the authority is
+// MachineAPI, until it has said Paused.
+func mapiActive(status, spec mapiv1beta1.MachineAuthority, cs []mapiv1beta1.Condition) bool {
+	a := status
+	if a == "" {
+		a = spec
+	}
+	paused := condition(cs, mapiv1beta1.PausedCondition)
+	return (a == "" || a == mapiv1beta1.MachineAuthorityMachineAPI) && (paused == nil || paused.Status != corev1.ConditionTrue)
 }
 
 // checkNeverBothActive replays the history in the API server's order.

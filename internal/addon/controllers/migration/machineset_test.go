@@ -136,7 +136,7 @@ func TestCancel(t *testing.T) {
 	standMAO.hold(name, true)
 	defer standMAO.hold(name, false)
 	setSpecAuthority(t, name, capiAPI)
-	waitAuthority(t, name, authority.Migrating, authority.ReasonWaitingForPause)
+	waitAuthority(t, name, authority.Migrating, authority.ReasonMigrating)
 	setSpecAuthority(t, name, mapiAPI)
 	waitAuthority(t, name, mapiAPI, authority.ReasonReached)
 	g.Expect(capiPaused(g, name)).To(BeTrue())
@@ -168,7 +168,7 @@ func TestRestartMidSwitch(t *testing.T) {
 	h := watchHistory(t, name)
 	standMAO.hold(name, true)
 	setSpecAuthority(t, name, capiAPI)
-	waitAuthority(t, name, authority.Migrating, authority.ReasonWaitingForPause)
+	waitAuthority(t, name, authority.Migrating, authority.ReasonMigrating)
 	restartMigration(t, func() {
 		standMAO.hold(name, false)
 		// Poke the MAPI object so the stand-in acknowledges now.
@@ -205,7 +205,7 @@ func TestDeletedPartner(t *testing.T) {
 	h := watchHistory(t, name)
 	standMAO.hold(name, true)
 	setSpecAuthority(t, name, capiAPI)
-	waitAuthority(t, name, authority.Migrating, authority.ReasonWaitingForPause)
+	waitAuthority(t, name, authority.Migrating, authority.ReasonMigrating)
 	old := getCAPIMS(g, name)
 	g.Expect(env.Client.Delete(context.Background(), old)).To(Succeed())
 	waitAuthority(t, name, mapiAPI, authority.ReasonWaitingForPartner)

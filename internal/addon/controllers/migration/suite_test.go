@@ -1,7 +1,7 @@
 package migration
 
-// The tests run the migration controllers with the MAPI to CAPI sync
-// (machinesetsync) against a real kube-apiserver (test/envtest) with the
+// The tests run the migration controllers with the syncs (machinesetsync,
+// machinesync) against a real kube-apiserver (test/envtest) with the
 // upstream MAPI CRDs, which enforce the authority switch's CEL rules.
 // The controllers that acknowledge a pause are played (standin_test.go).
 // The migration controllers run in a manager of their own, which a test
@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesetsync"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesync"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
@@ -76,6 +77,11 @@ func run(m *testing.M) int {
 	ms := &machinesetsync.Reconciler{Client: syncMgr.GetClient(), Recorder: rec, MAPINamespace: mapiNS, CAPINamespace: capiNS}
 	if err := ms.SetupWithManager(ctx, syncMgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		fmt.Println("FAIL: setting up the sync:", err)
+		return 1
+	}
+	msync := &machinesync.Reconciler{Client: syncMgr.GetClient(), Recorder: rec, MAPINamespace: mapiNS, CAPINamespace: capiNS}
+	if err := msync.SetupWithManager(ctx, syncMgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		fmt.Println("FAIL: setting up the Machine sync:", err)
 		return 1
 	}
 	stopSync := envtest.RunManager(ctx, syncMgr)

@@ -16,15 +16,18 @@
 //     map-keyed list that the migration controller writes too: server-side
 //     apply under its own field manager (machinesetsync/condition.go);
 //   - finalizers removed from an object that may have changed since it was
-//     read: a JSON patch that tests each entry (machinesetsync/delete.go);
+//     read: a JSON patch that tests each entry (RemoveFinalizers);
 //   - stopping a build, two fields of an object the controller made: one
 //     fixed merge patch (osbuild.Backend.Stop).
 package write
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -51,4 +54,27 @@ func locked(obj client.Object, mutate func() bool, send func(client.Patch) error
 		return nil
 	}
 	return send(client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+// RemoveFinalizers drops finalizers from o with a JSON patch that tests
+// each entry before removing it: it needs no resourceVersion (the object
+// may have changed since it was read, for example by being deleted) and
+// never touches other finalizers. An object already gone is no error.
+func RemoveFinalizers(ctx context.Context, c client.Client, o client.Object, fieldOwner string, finalizers ...string) error {
+	var ops []map[string]any
+	fs := o.GetFinalizers()
+	for i := len(fs) - 1; i >= 0; i-- {
+		if slices.Contains(finalizers, fs[i]) {
+			p := fmt.Sprintf("/metadata/finalizers/%d", i)
+			ops = append(ops, map[string]any{"op": "test", "path": p, "value": fs[i]}, map[string]any{"op": "remove", "path": p})
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(c.Patch(ctx, o, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(fieldOwner)))
 }

@@ -109,8 +109,9 @@ type Decision struct {
 	Target API
 	// ResetSync: the handover changes the source of the sync.
 	ResetSync bool
-	// Quiet: a Wait so short (the sync is about to catch up, and its
-	// write brings the next pass) that the condition is not written.
+	// Quiet: a Wait whose condition is not written: the sync is about to
+	// catch up, or a pause was just asked for (the condition of the step
+	// that asked says what runs).
 	Quiet bool
 	// Condition is the Migrated condition after the step.
 	Condition Condition
@@ -172,7 +173,7 @@ func decideSwitch(s State, source, target API) Decision {
 	case source == ClusterAPI && !s.CAPIPauseRequested:
 		return Decision{Step: PauseCAPI, Condition: progressing(ReasonPausingOldSide, "pausing the Cluster API side before handing authority to the Machine API")}
 	case source == ClusterAPI && !s.CAPIPaused:
-		return wait(false, ReasonWaitingForPause, "waiting until the Cluster API objects report Paused")
+		return waitForPause("waiting until the Cluster API objects report Paused")
 	}
 	return Decision{Step: StartMigration, Condition: progressing(ReasonMigrating,
 		fmt.Sprintf("handing authority from %s to %s", source, target))}
@@ -200,14 +201,14 @@ func decideMigrating(s State, target API) Decision {
 				Message: "the Cluster API object was deleted during the switch: authority went back to MachineAPI; the switch is retried once the sync has made it again"}}
 		}
 		if !s.MAPIPaused {
-			return wait(false, ReasonWaitingForPause, "waiting until the Machine API object reports Paused (the Machine API operator stops acting on it)")
+			return waitForPause("waiting until the Machine API object reports Paused (the Machine API operator stops acting on it)")
 		}
 	case ClusterAPI:
 		if !s.CAPIPauseRequested {
 			return Decision{Step: PauseCAPI, Condition: progressing(ReasonPausingOldSide, "pausing the Cluster API side")}
 		}
 		if !s.CAPIPaused {
-			return wait(false, ReasonWaitingForPause, "waiting until the Cluster API objects report Paused")
+			return waitForPause("waiting until the Cluster API objects report Paused")
 		}
 	}
 	return Decision{Step: Handover, Target: target, ResetSync: true, Condition: reached(target)}
@@ -221,6 +222,15 @@ func progressing(reason, msg string) Condition { return Condition{Reason: reason
 
 func wait(blocked bool, reason, msg string) Decision {
 	return Decision{Step: Wait, Condition: Condition{Blocked: blocked, Reason: reason, Message: msg}}
+}
+
+// waitForPause: the pause was asked for in the step before, whose
+// condition (Migrating, PausingOldSide) says what runs; the answer comes
+// at once from a working controller, so the wait is not written.
+func waitForPause(msg string) Decision {
+	d := wait(false, ReasonWaitingForPause, msg)
+	d.Quiet = true
+	return d
 }
 
 func other(a API) API {

@@ -1,0 +1,196 @@
+package machinesync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
+	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
+)
+
+// Reasons of the Synchronized condition on MAPI Machines (upstream's names
+// where the meaning is the same).
+const (
+	// ReasonSynchronized (True): the non-authoritative side mirrors
+	// generation status.synchronizedGeneration of the authoritative one.
+	ReasonSynchronized = "ResourceSynchronized"
+	// ReasonConversionFailed (False): the MAPI Machine cannot be converted;
+	// the message names each field at fault.
+	ReasonConversionFailed = "FailedToConvertMAPIMachineToCAPI"
+	// ReasonReverseConversionFailed (False): the CAPI Machine or its
+	// infrastructure machine has what MAPI cannot express.
+	ReasonReverseConversionFailed = "FailedToConvertCAPIMachineToMAPI"
+	// ReasonInfraUnavailable (False): the cluster's context (Infrastructure
+	// cluster) or the infrastructure machine cannot be read.
+	ReasonInfraUnavailable = "FailedToGetCAPIInfraResources"
+	// ReasonCAPIWriteFailed (False): the API server refused a write of the
+	// CAPI Machine or its infrastructure machine.
+	ReasonCAPIWriteFailed = "FailedToUpdateCAPIMachine"
+	// ReasonMAPIWriteFailed (False): the API server refused a write of the
+	// MAPI Machine.
+	ReasonMAPIWriteFailed = "FailedToUpdateMAPIMachine"
+	// ReasonWaitingForMachineSet (Unknown): the machine's MachineSet has no
+	// partner on the other side yet; the MachineSet sync makes it.
+	ReasonWaitingForMachineSet = "WaitingForMachineSet"
+	// ReasonMigrating (Unknown): authority is being handed over; neither
+	// side is touched.
+	ReasonMigrating = "AuthoritativeAPIMigrating"
+)
+
+// Event reasons.
+const (
+	EventConversionWarning = "ConversionWarning"
+	EventCreated           = "MirrorCreated"
+	EventDeleted           = "MirrorDeleted"
+)
+
+// condition is the wanted Synchronized condition.
+type condition struct {
+	status   corev1.ConditionStatus
+	reason   string
+	message  string
+	warnings []string
+	// On True: the side synchronized from and its generation.
+	sourceAPI mapiv1beta1.SynchronizedAPI
+	sourceGen int64
+}
+
+func migratingCondition() condition {
+	return condition{status: corev1.ConditionUnknown, reason: ReasonMigrating,
+		message: "status.authoritativeAPI is Migrating: authority is being handed over, and the sync leaves both sides alone until it is done"}
+}
+
+func synced(api mapiv1beta1.SynchronizedAPI, gen int64, warnings []string) condition {
+	c := condition{status: corev1.ConditionTrue, reason: ReasonSynchronized, sourceAPI: api, sourceGen: gen, warnings: warnings}
+	switch len(warnings) {
+	case 0:
+	case 1:
+		c.message = "Converted with 1 warning: " + warnings[0]
+	default:
+		c.message = fmt.Sprintf("Converted with %d warnings: %s", len(warnings), strings.Join(warnings, "; "))
+	}
+	return c
+}
+
+// fail reports a failed sync and returns cause, retried with backoff. A
+// cache that is behind is no failure.
+func (r *Reconciler) fail(ctx context.Context, m *mapiv1beta1.Machine, reason, message string, cause error) error {
+	if isStale(cause) || m == nil {
+		return cause
+	}
+	if err := r.setSynchronized(ctx, m, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+		return errors.Join(cause, err)
+	}
+	return cause
+}
+
+// setSynchronized writes the Synchronized condition and, on True,
+// synchronizedGeneration and synchronizedAPI, unless they already say so.
+// A server-side apply of the status under ConditionFieldOwner, with the
+// resourceVersion: the Machine is MAPI's and the migration controller
+// writes the same fields; conditions is a map-keyed list, so the apply
+// owns just this entry.
+func (r *Reconciler) setSynchronized(ctx context.Context, m *mapiv1beta1.Machine, want condition) error {
+	var cur *mapiv1beta1.Condition
+	for i := range m.Status.Conditions {
+		if m.Status.Conditions[i].Type == authority.SynchronizedCondition {
+			cur = &m.Status.Conditions[i]
+		}
+	}
+	next := mapiv1beta1.Condition{Type: authority.SynchronizedCondition, Status: want.status, Reason: want.reason, Message: truncate(want.message)}
+	switch want.status {
+	case corev1.ConditionFalse:
+		next.Severity = mapiv1beta1.ConditionSeverityError
+	case corev1.ConditionUnknown:
+		next.Severity = mapiv1beta1.ConditionSeverityInfo
+	}
+	next.LastTransitionTime = metav1.Now()
+	if cur != nil && cur.Status == want.status {
+		next.LastTransitionTime = cur.LastTransitionTime
+	}
+	gen, api := m.Status.SynchronizedGeneration, m.Status.SynchronizedAPI
+	if want.status == corev1.ConditionTrue {
+		api = want.sourceAPI
+		gen = max(gen, want.sourceGen)
+	}
+	if cur != nil && cur.Status == next.Status && cur.Reason == next.Reason && cur.Message == next.Message &&
+		cur.Severity == next.Severity && gen == m.Status.SynchronizedGeneration && api == m.Status.SynchronizedAPI {
+		return nil
+	}
+	if err := r.apply(ctx, m, next, gen, api); err != nil {
+		return err
+	}
+	r.record(m, cur, next, want.warnings)
+	return nil
+}
+
+func (r *Reconciler) apply(ctx context.Context, m *mapiv1beta1.Machine, c mapiv1beta1.Condition, gen int64, api mapiv1beta1.SynchronizedAPI) error {
+	cond := map[string]any{"type": string(c.Type), "status": string(c.Status), "reason": c.Reason,
+		"lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
+	if c.Message != "" {
+		cond["message"] = c.Message
+	}
+	if c.Severity != "" {
+		cond["severity"] = string(c.Severity)
+	}
+	status := map[string]any{"conditions": []any{cond}}
+	// Once set, always written, so that this field manager never drops
+	// them (the CRD refuses dropping synchronizedGeneration; the migration
+	// controller reads synchronizedAPI).
+	if gen > 0 {
+		status["synchronizedGeneration"] = gen
+	}
+	if api != "" {
+		status["synchronizedAPI"] = string(api)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": mapiv1beta1.GroupVersion.String(), "kind": "Machine",
+		"metadata": map[string]any{"name": m.Name, "namespace": m.Namespace, "resourceVersion": m.ResourceVersion},
+		"status":   status,
+	}}
+	if err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(ConditionFieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("writing the Synchronized condition: %w", err)
+	}
+	fresh := &mapiv1beta1.Machine{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fresh); err != nil {
+		return err
+	}
+	*m = *fresh
+	return nil
+}
+
+// record records events for a change of the condition: the warnings when
+// the message changed, a False or Unknown when its message changed.
+func (r *Reconciler) record(m *mapiv1beta1.Machine, cur *mapiv1beta1.Condition, next mapiv1beta1.Condition, warnings []string) {
+	if cur != nil && cur.Message == next.Message && cur.Reason == next.Reason {
+		return
+	}
+	switch next.Status {
+	case corev1.ConditionTrue:
+		for _, w := range warnings {
+			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, EventConversionWarning, "Convert", "%s", w)
+		}
+	case corev1.ConditionFalse:
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, next.Reason, "Sync", "%s", next.Message)
+	default:
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, next.Reason, "Sync", "%s", next.Message)
+	}
+}
+
+const maxMessageLength = 8192
+
+func truncate(s string) string {
+	if len(s) <= maxMessageLength {
+		return s
+	}
+	return s[:maxMessageLength-len(" ...(truncated)")] + " ...(truncated)"
+}
