@@ -171,7 +171,8 @@ func ensurePort(ctx context.Context, s Scope, ext *neutronExtensions, rp infrav1
 }
 
 // retagPort makes again a tag call that failed after an adopted port was
-// created.
+// created. The port keeps the tags it has: one adopted from another
+// actuator (a Machine API machine that moved to Cluster API) keeps its.
 func retagPort(ctx context.Context, s Scope, ext *neutronExtensions, rp infrav1.ResolvedPortSpec, port ports.Port) error {
 	tags := tagStrings(rp.Tags)
 	if subset(tags, port.Tags) {
@@ -181,7 +182,7 @@ func retagPort(ctx context.Context, s Scope, ext *neutronExtensions, rp infrav1.
 	if err != nil || !e[extTags] {
 		return err
 	}
-	if err := s.Clients.Network.ReplaceAllTags(ctx, "ports", port.ID, tags); err != nil {
+	if err := s.Clients.Network.ReplaceAllTags(ctx, "ports", port.ID, union(port.Tags, tags)); err != nil {
 		return clients.Classify(err, "tagging port "+rp.Name)
 	}
 	return nil
@@ -305,7 +306,7 @@ func ensureTrunk(ctx context.Context, s Scope, rp infrav1.ResolvedPortSpec, port
 		if len(existing) > 0 {
 			// A tag call that failed after the create is made again.
 			if tags := tagStrings(rp.Tags); len(existing) == 1 && !subset(tags, existing[0].Tags) && ext[extTags] {
-				if err := s.Clients.Network.ReplaceAllTags(ctx, "trunks", existing[0].ID, tags); err != nil {
+				if err := s.Clients.Network.ReplaceAllTags(ctx, "trunks", existing[0].ID, union(existing[0].Tags, tags)); err != nil {
 					return clients.Classify(err, "tagging the trunk of port "+rp.Name)
 				}
 			}
@@ -334,6 +335,17 @@ func portIDs(r *infrav1alpha1.ServerResources) []string {
 	for _, p := range r.Ports {
 		if p.ID != "" {
 			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// union is have followed by the tags of add it lacks.
+func union(have, add []string) []string {
+	out := slices.Clone(have)
+	for _, t := range add {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -183,6 +184,39 @@ func TestEnsurePortsTags(t *testing.T) {
 		e.ports(resolved, nil)
 		if got := e.cloud.Objects(fakeopenstack.Ports)[0]["tags"]; !reflect.DeepEqual(got, wantTags) {
 			t.Errorf("adopted port tags %v, want %v", got, wantTags)
+		}
+	})
+	// A port and trunk another actuator made (MAPO, for a machine that moved
+	// to Cluster API) are adopted by name with their own tags, and get
+	// ours besides: no tag of theirs is lost.
+	t.Run("adopted from another actuator: its tags kept", func(t *testing.T) {
+		e := newEnv(t)
+		resolved := e.resolve(e.request("worker-a", e.spec(tagged, trunked)))
+		// The other actuator's port and trunk, tagged its way.
+		_, err := server.EnsurePorts(e.ctx, e.s, resolved.Ports, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs := []any{"openshiftClusterID=x", "cluster-api-provider-openstack"}
+		for _, kind := range []fakeopenstack.Kind{fakeopenstack.Ports, fakeopenstack.Trunks} {
+			for _, o := range e.cloud.Objects(kind) {
+				if err := e.s.Clients.Network.ReplaceAllTags(e.ctx, string(kind), o["id"].(string), []string{"openshiftClusterID=x", "cluster-api-provider-openstack"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		before := len(e.cloud.Calls())
+		e.ports(resolved, nil)
+		want := append(append([]any{}, theirs...), wantTags...)
+		for _, kind := range []fakeopenstack.Kind{fakeopenstack.Ports, fakeopenstack.Trunks} {
+			if got := e.cloud.Objects(kind)[0]["tags"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s tags %v, want %v", kind, got, want)
+			}
+		}
+		for _, c := range e.cloud.Calls()[before:] {
+			if strings.HasPrefix(c, "POST ") || strings.HasPrefix(c, "DELETE ") {
+				t.Errorf("adoption made %s", c)
+			}
 		}
 	})
 	t.Run("trunk retried after a failed tag call", func(t *testing.T) {
