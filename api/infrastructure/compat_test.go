@@ -70,13 +70,41 @@ var suite = crdcompat.Suite{
 		crdcompat.Rules:   "unimplemented CAPO fields are refused by CEL rules; docs/openstack/capo-support.md lists them",
 		crdcompat.Pattern: "Neutron tags must have no comma (^[^,]+$); CAPO leaves them unchecked",
 	},
+	// v1beta1 is served for CAPO v0.13/v0.14 users; it fulfils the CAPI
+	// v1beta1 contract (status.ready, CAPI v1beta1 conditions), as in CAPO.
+	Contracts: map[string]string{"v1beta1": "v1beta1"},
+}
+
+// v1beta1Suite compares the v1beta1 schemas we serve with CAPO's: no
+// difference at all, printer columns included. CAPO's CRDs at hand are
+// main's (v0.15 line), whose v1beta1 is v0.14's plus spec.primarySubnet,
+// without v0.14's maxItems of 2 on spec.subnets, and with
+// OpenStackMachineTemplate status.conditions: a superset, so every v0.14
+// manifest applies (docs/openstack/v1beta1.md).
+var v1beta1Suite = crdcompat.Suite{
+	Upstream:       "CAPO",
+	UpstreamSubdir: "cluster-api-provider-openstack",
+	OwnCRDDir:      "internal/openstack/config/crd/bases",
+	Kinds: []crdcompat.Kind{
+		{Name: "OpenStackMachine", Version: "v1beta1"},
+		{Name: "OpenStackMachineTemplate", Version: "v1beta1"},
+		{Name: "OpenStackCluster", Version: "v1beta1"},
+		{Name: "OpenStackClusterTemplate", Version: "v1beta1"},
+	},
+	ComparePrinting: true,
 }
 
 func TestCRDsAreCompatibleWithCAPO(t *testing.T) { suite.CheckCompatible(t) }
+
+// TestV1beta1IsCAPOs checks the v1beta1 schemas against CAPO's v1beta1.
+func TestV1beta1IsCAPOs(t *testing.T) { v1beta1Suite.CheckCompatible(t) }
 
 // TestContractLabels checks the CAPI contract label of every CRD we serve
 // for the infrastructure provider.
 func TestContractLabels(t *testing.T) { suite.CheckContractLabels(t) }
 
 // TestAllowListsHaveReasons keeps every documented difference documented.
-func TestAllowListsHaveReasons(t *testing.T) { suite.CheckAllowLists(t) }
+func TestAllowListsHaveReasons(t *testing.T) {
+	suite.CheckAllowLists(t)
+	v1beta1Suite.CheckAllowLists(t)
+}

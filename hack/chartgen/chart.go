@@ -110,6 +110,14 @@ func (c *providerChart) survey() error {
 		switch o.kind {
 		case "CustomResourceDefinition":
 			c.crds++
+			if get(o.node, "spec", "conversion", "webhook") != nil {
+				// A conversion webhook is served by the manager's webhook
+				// server, behind the same Service and certificate.
+				c.hasWebhooks = true
+				if s := scalarValue(o.node, "spec", "conversion", "webhook", "clientConfig", "service", "name"); s != "" {
+					c.webhookServices[s] = true
+				}
+			}
 		case "Deployment":
 			if c.deploymentName != "" {
 				return fmt.Errorf("two Deployments (%s, %s): the chart generator handles one manager per provider", c.deploymentName, o.name)
@@ -179,11 +187,13 @@ func (c *providerChart) transform(o *object) error {
 		}
 	case "CustomResourceDefinition":
 		o.cond = condCRDs
-		if get(o.node, "spec", "conversion", "webhook") != nil {
-			return fmt.Errorf("conversion webhooks are not supported by hack/chartgen yet: teach it to make them conditional on %s", condWebhooks)
-		}
 		meta := get(o.node, "metadata")
 		ann := get(meta, "annotations")
+		if get(o.node, "spec", "conversion", "webhook") != nil {
+			if err := c.conversionWebhook(o, ann); err != nil {
+				return err
+			}
+		}
 		if ann == nil {
 			ann = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{scalar("helm.sh/resource-policy"), scalar("keep")}}
 			set(meta, "annotations", ann)
@@ -203,6 +213,31 @@ func (c *providerChart) transform(o *object) error {
 	}
 	if strings.HasPrefix(o.apiVersion, certManagerGroup+"/") {
 		o.cond = condIssuer
+	}
+	return nil
+}
+
+// conversionWebhook makes a CRD's conversion webhook follow the webhook
+// values: with webhooks disabled there is no conversion, so the CRD serves
+// its storage version only; the CA comes from cert-manager's injector
+// (annotation ann) or from webhooks.caBundle.
+func (c *providerChart) conversionWebhook(o *object, ann *yaml.Node) error {
+	spec := get(o.node, "spec")
+	cc := get(spec, "conversion", "webhook", "clientConfig")
+	if cc == nil {
+		return fmt.Errorf("conversion webhook without clientConfig")
+	}
+	c.t.AddKey(cc, "caBundle",
+		c.t.Inline(`required "webhooks.caBundle is required when certManager.enabled is false" .Values.webhooks.caBundle | quote`),
+		"not "+condCertManager)
+	c.t.WrapKey(spec, "conversion", condWebhooks)
+	if keyIndex(ann, "cert-manager.io/inject-ca-from") >= 0 {
+		c.t.WrapKey(ann, "cert-manager.io/inject-ca-from", condIssuer)
+	}
+	for _, v := range seqItems(get(spec, "versions")) {
+		if scalarValue(v, "storage") != "true" {
+			set(v, "served", c.t.Inline(".Values.webhooks.enabled"))
+		}
 	}
 	return nil
 }

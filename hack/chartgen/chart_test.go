@@ -214,6 +214,39 @@ func TestBuildProviderChart(t *testing.T) {
 	}
 }
 
+// TestConversionWebhook: a CRD with a conversion webhook gets it only with
+// webhooks enabled (and then serves its other versions), with the CA from
+// cert-manager or from the values.
+func TestConversionWebhook(t *testing.T) {
+	in := strings.Replace(testInput, "spec: {group: p.io}", `spec:
+  group: p.io
+  versions: [{name: v1, served: true, storage: false}, {name: v2, served: true, storage: true}]
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig: {service: {name: p-webhook-service, namespace: p-system, path: /convert}}`, 1)
+	in = strings.Replace(in, "annotations: {controller-gen.kubebuilder.io/version: v0.21.0}",
+		"annotations: {controller-gen.kubebuilder.io/version: v0.21.0, cert-manager.io/inject-ca-from: p-system/p-serving-cert}", 1)
+	files, err := buildProviderChart(testSpec(), decode(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := string(files["templates/crds.yaml"])
+	for _, w := range []string{
+		"{{- if and .Values.webhooks.enabled .Values.certManager.enabled }}\n    cert-manager.io/inject-ca-from:",
+		"{{- if .Values.webhooks.enabled }}\n  conversion:",
+		"namespace: {{ .Values.namespace | quote }}",
+		"{{- if not .Values.certManager.enabled }}\n        caBundle: {{ required",
+		"served: {{ .Values.webhooks.enabled }}\n    storage: false",
+		"served: true\n    storage: true",
+	} {
+		if !strings.Contains(crds, w) {
+			t.Errorf("templates/crds.yaml does not contain %q:\n%s", w, crds)
+		}
+	}
+}
+
 func TestBuildProviderChartErrors(t *testing.T) {
 	tests := []struct {
 		name, from, to, want string
@@ -221,7 +254,7 @@ func TestBuildProviderChartErrors(t *testing.T) {
 		{"missing label", "name: p-webhook-service\n  namespace: p-system\n  labels: {cluster.x-k8s.io/provider: infrastructure-p}", "name: p-webhook-service\n  namespace: p-system", "label cluster.x-k8s.io/provider"},
 		{"variable without default", `${P_WATCH_NAMESPACE:=""}`, `${P_WATCH_NAMESPACE}`, "has no default"},
 		{"no manager", "- name: manager", "- name: other", "no container named manager"},
-		{"conversion webhook", "spec: {group: p.io}", "spec: {group: p.io, conversion: {webhook: {}}}", "conversion webhooks"},
+		{"conversion webhook without clientConfig", "spec: {group: p.io}", "spec: {group: p.io, conversion: {webhook: {}}}", "without clientConfig"},
 		{"image without tag", "reg.local/p-manager:v0.1.0", "reg.local/p-manager", "has no tag"},
 		{"no Deployment", "kind: Deployment", "kind: DaemonSet", "no Deployment"},
 		{"webhooks without certificate", "secretName: p-cert\n  dnsNames", "secretNam: p-cert\n  dnsNames", "no cert-manager Certificate"},

@@ -2,6 +2,11 @@
 // OpenStack (the infrastructure-manager), meant as a drop-in for CAPO's
 // users with fewer cloud calls.
 //
+// CAPO's v1beta1 of the cluster and machine kinds is served too
+// (api/infrastructure/v1beta1): the conversion webhook, registered with the
+// validating ones, converts it to v1beta2, the storage version and the one
+// every controller uses.
+//
 // An OpenStackCluster (api/infrastructure/v1beta2) gets its network,
 // subnets, router, security groups, API load balancer (or fixed IP) and
 // bastion; an OpenStackMachine gets an OpenStackServer

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1beta1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
@@ -25,8 +26,9 @@ import (
 // (transport, user agent, CA, timeouts).
 type Options = clients.Options
 
-// AddToScheme registers the types the provider uses.
-var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme}
+// AddToScheme registers the types the provider uses. v1beta1 is only
+// converted (by the conversion webhook), never reconciled.
+var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme, infrav1beta1.AddToScheme}
 
 // Controllers returns the provider's controllers. They share one OpenStack
 // client factory, so an identity is authenticated once per process; its

@@ -29,6 +29,11 @@ const (
 	UpstreamEnv = "OCP_CAPI_UPSTREAM_CRDS"
 	// ContractLabel is the CAPI v1beta2 contract label of provider CRDs.
 	ContractLabel = "cluster.x-k8s.io/v1beta2"
+	// contractLabelPrefix starts every CAPI contract label.
+	contractLabelPrefix = "cluster.x-k8s.io/"
+	// defaultContract is the contract of a served version that
+	// Suite.Contracts does not name.
+	defaultContract = "v1beta2"
 )
 
 // Allowed is a documented difference: a path (covering everything under it,
@@ -82,6 +87,10 @@ type Suite struct {
 	// OnlyComparedVersion requires each of our CRDs to serve only the
 	// version compared (or given in OwnOnlyKinds).
 	OnlyComparedVersion bool
+	// Contracts maps an API version we serve to the CAPI contract it
+	// fulfils, for versions kept for an older contract (v1beta1 served for
+	// CAPO's users). Versions it does not name fulfil v1beta2.
+	Contracts map[string]string
 }
 
 // Check is one check of a spec field both CRDs have that a Suite may leave
@@ -496,10 +505,12 @@ func comparePrinting(d *differences, u, o *apiextensionsv1.CustomResourceDefinit
 	}
 }
 
-// CheckContractLabels checks the CAPI contract label of every CRD in
-// OwnCRDDir: cluster.x-k8s.io/v1beta2 lists, joined by underscores in the
-// CRD's order, exactly the versions the CRD serves. CAPI reads it to pick
-// the apiVersion of references to our kinds.
+// CheckContractLabels checks the CAPI contract labels of every CRD in
+// OwnCRDDir: cluster.x-k8s.io/<contract> lists, joined by underscores in
+// the CRD's order, exactly the served versions that fulfil that contract
+// (v1beta2 unless Contracts says otherwise). CAPI reads them to pick the
+// apiVersion of references to our kinds, and to know which contract an
+// object of a given version follows.
 func (s *Suite) CheckContractLabels(t testing.TB) {
 	t.Helper()
 	crds, err := envtest.ReadCRDDir(filepath.Join(RepoRoot(t), s.OwnCRDDir))
@@ -527,9 +538,15 @@ func (s *Suite) ContractLabelProblems(crds []envtest.CRD) []string {
 		}
 		delete(want, kind)
 		var served []string
+		byContract := map[string][]string{}
 		for _, v := range c.Object.Spec.Versions {
 			if v.Served {
 				served = append(served, v.Name)
+				contract := s.Contracts[v.Name]
+				if contract == "" {
+					contract = defaultContract
+				}
+				byContract[contract] = append(byContract[contract], v.Name)
 			}
 		}
 		if known && !slices.Contains(served, version) {
@@ -538,12 +555,24 @@ func (s *Suite) ContractLabelProblems(crds []envtest.CRD) []string {
 		if known && s.OnlyComparedVersion && !slices.Equal(served, []string{version}) {
 			problems = append(problems, fmt.Sprintf("%s: serves %v; want %s only", c.Object.Name, served, version))
 		}
-		value, ok := c.Object.Labels[ContractLabel]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("%s (%s): no %s label; want %q", c.Object.Name, c.Source, ContractLabel, strings.Join(served, "_")))
-		case value != strings.Join(served, "_"):
-			problems = append(problems, fmt.Sprintf("%s: label %s=%q, want %q (the served versions)", c.Object.Name, ContractLabel, value, strings.Join(served, "_")))
+		if _, ok := byContract[defaultContract]; !ok {
+			byContract[defaultContract] = nil // the label is required
+		}
+		for _, contract := range slices.Sorted(maps.Keys(byContract)) {
+			key, versions := contractLabelPrefix+contract, strings.Join(byContract[contract], "_")
+			value, ok := c.Object.Labels[key]
+			switch {
+			case !ok:
+				problems = append(problems, fmt.Sprintf("%s (%s): no %s label; want %q", c.Object.Name, c.Source, key, versions))
+			case value != versions:
+				problems = append(problems, fmt.Sprintf("%s: label %s=%q, want %q (the served versions of that contract)", c.Object.Name, key, value, versions))
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(c.Object.Labels)) {
+			contract, isContract := strings.CutPrefix(key, contractLabelPrefix)
+			if _, ok := byContract[contract]; isContract && strings.HasPrefix(contract, "v") && !ok {
+				problems = append(problems, fmt.Sprintf("%s: label %s, but no served version fulfils that contract", c.Object.Name, key))
+			}
 		}
 	}
 	for _, kind := range slices.Sorted(maps.Keys(want)) {

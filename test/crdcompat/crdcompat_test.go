@@ -266,10 +266,25 @@ func TestContractLabelProblems(t *testing.T) {
 	s.OnlyComparedVersion = false
 	wantProblems(t, s.ContractLabelProblems([]envtest.CRD{crd("A", "-", "v1"), crd("B", "v2_v1", "v1", "v2"), crd("D", "v3", "v3")}),
 		`as.example.com (A.yaml): no cluster.x-k8s.io/v1beta2 label; want "v1"`,
-		`bs.example.com: label cluster.x-k8s.io/v1beta2="v2_v1", want "v1_v2"`,
+		`bs.example.com: label cluster.x-k8s.io/v1beta2="v2_v1", want "v1_v2" (the served versions of that contract)`,
 		"ds.example.com (D.yaml): kind D is neither in Kinds nor in OwnOnlyKinds",
 		"no CRD for C in ours/")
 	wantProblems(t, s.ContractLabelProblems([]envtest.CRD{crd("A", "v2", "v2"), good[1], good[2]}), "as.example.com: serves [v2], not v1")
+
+	// A version kept for the v1beta1 contract has its own label.
+	s.Contracts = map[string]string{"v1": "v1beta1"}
+	older := crd("B", "v2", "v1", "v2")
+	older.Object.Labels["cluster.x-k8s.io/v1beta1"] = "v1"
+	wantProblems(t, s.ContractLabelProblems([]envtest.CRD{crd("A", "-", "v1"), older, crd("C", "v1", "v1")}),
+		`as.example.com (A.yaml): no cluster.x-k8s.io/v1beta1 label; want "v1"`,
+		`as.example.com (A.yaml): no cluster.x-k8s.io/v1beta2 label; want ""`,
+		`cs.example.com (C.yaml): no cluster.x-k8s.io/v1beta1 label; want "v1"`,
+		`cs.example.com: label cluster.x-k8s.io/v1beta2="v1", want "" (the served versions of that contract)`)
+	stale := crd("B", "v2", "v2")
+	stale.Object.Labels["cluster.x-k8s.io/v1beta1"] = "v1"
+	wantProblems(t, s.ContractLabelProblems([]envtest.CRD{stale}),
+		"bs.example.com: label cluster.x-k8s.io/v1beta1, but no served version fulfils that contract",
+		"no CRD for A in ours/", "no CRD for C in ours/")
 }
 
 func TestAllowListProblems(t *testing.T) {
