@@ -5,11 +5,11 @@ package controllers_test
 // server with the upstream CRDs (test/envtest) and the assisted-service
 // simulator (test/assisted), which fills InfraEnvs, serves discovery
 // ignitions over TLS, registers Agents when hosts boot and drives
-// AgentClusterInstalls. A small stand-in for CAPI core and the
-// infrastructure providers (fakeCAPI) copies a config's data secret onto its
-// Machine and then marks the infrastructure machine provisioned, which is
-// when the simulator's host "boots". The control-plane provider's objects
-// (ClusterDeployment, AgentClusterInstall) are created by the tests.
+// AgentClusterInstalls. The fake CAPI core (test/fakecapi) copies a
+// config's data secret onto its Machine and then, playing the
+// infrastructure provider, marks the infrastructure machine provisioned,
+// which is when the simulator's host "boots". The control-plane provider's
+// objects (ClusterDeployment, AgentClusterInstall) are created by the tests.
 
 import (
 	"context"
@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -34,9 +33,6 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
@@ -49,6 +45,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/test/assisted"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
+	"github.com/ocp-capi/ocp-capi/test/fakecapi"
 )
 
 // watchValue is the shared manager's --watch-filter; every object of the
@@ -67,7 +64,7 @@ var (
 	k8s client.Client
 	// infraGV is the version of the Metal3 and OpenStack kinds the tests
 	// write (the storage one of both).
-	infraGV = schema.GroupVersion{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2"}
+	infraGV = fakecapi.InfraGroupVersion
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -97,7 +94,9 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL:", err)
 		return 1
 	}
-	stopSim, err := env.RunStandIns(ctx, sim.SetupWithManager, setupFakeCAPI)
+	// CAPI core, without its Machine deletion and Nodes: the tests play
+	// each deletion order, and a Machine here never joins a cluster.
+	stopSim, err := env.RunStandIns(ctx, sim.SetupWithManager, fakecapi.New(fakecapi.Options{}).SetupWithManager)
 	if err != nil {
 		fmt.Println("FAIL: simulator and fake CAPI:", err)
 		return 1
@@ -146,74 +145,6 @@ func startBootstrap(ctx context.Context, cfg *rest.Config, filter string) (func(
 			fmt.Println("bootstrap manager:", err)
 		}
 	}, nil
-}
-
-// setupFakeCAPI stands in for CAPI core and the infrastructure providers,
-// which do not run here: once a config reports its data secret, the
-// Machine gets spec.bootstrap.dataSecretName (CAPI core); once the Machine
-// has it, its infrastructure machine reports provisioned (CAPM3 or the
-// OpenStack provider) and, for OpenStack, the server its instance ID.
-func setupFakeCAPI(_ context.Context, mgr ctrl.Manager) error {
-	r := &fakeCAPI{c: mgr.GetClient()}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("fake-capi").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
-		For(&clusterv1.Machine{}).
-		Watches(&bootstrapv1.OpenshiftAssistedConfig{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			for _, ref := range o.GetOwnerReferences() {
-				if ref.Kind == "Machine" {
-					return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}}
-				}
-			}
-			return nil
-		})).
-		Complete(r)
-}
-
-type fakeCAPI struct{ c client.Client }
-
-func (r *fakeCAPI) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	m := &clusterv1.Machine{}
-	if err := r.c.Get(ctx, req.NamespacedName, m); err != nil || !m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if m.Spec.Bootstrap.DataSecretName == nil {
-		oac := &bootstrapv1.OpenshiftAssistedConfig{}
-		if err := r.c.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.Bootstrap.ConfigRef.Name}, oac); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		if !ptr.Deref(oac.Status.Initialization.DataSecretCreated, false) || oac.Status.DataSecretName == "" {
-			return ctrl.Result{}, nil
-		}
-		base := m.DeepCopy()
-		m.Spec.Bootstrap.DataSecretName = ptr.To(oac.Status.DataSecretName)
-		return ctrl.Result{}, client.IgnoreNotFound(r.c.Patch(ctx, m, client.MergeFrom(base)))
-	}
-	infra := &unstructured.Unstructured{}
-	infra.SetGroupVersionKind(infraGV.WithKind(m.Spec.InfrastructureRef.Kind))
-	if err := r.c.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.InfrastructureRef.Name}, infra); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if p, _, _ := unstructured.NestedBool(infra.Object, "status", "initialization", "provisioned"); p {
-		return ctrl.Result{}, nil
-	}
-	if infra.GetKind() == "OpenStackMachine" {
-		oss := &infrav1alpha1.OpenStackServer{}
-		if err := r.c.Get(ctx, client.ObjectKeyFromObject(infra), oss); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		base := oss.DeepCopy()
-		oss.Status.InstanceID = ptr.To("srv-" + oss.Name)
-		if err := r.c.Status().Patch(ctx, oss, client.MergeFrom(base)); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	base := infra.DeepCopy()
-	if infra.GetKind() == "OpenStackMachine" {
-		_ = unstructured.SetNestedField(infra.Object, "srv-"+infra.GetName(), "status", "instanceID")
-	}
-	_ = unstructured.SetNestedField(infra.Object, true, "status", "initialization", "provisioned")
-	return ctrl.Result{}, r.c.Status().Patch(ctx, infra, client.MergeFrom(base))
 }
 
 // reconcileErrors records the "Reconciler error" entries of every
@@ -267,9 +198,7 @@ func newCluster(t *testing.T, controlPlane, workers int, filter string) *testClu
 		Data: map[string][]byte{".dockerconfigjson": []byte(`{"auths":{}}`)}, Type: corev1.SecretTypeDockerConfigJson})
 	cluster := &clusterv1.Cluster{ObjectMeta: tc.meta(tc.name, nil), Spec: clusterv1.ClusterSpec{Paused: ptr.To(false)}}
 	tc.create(cluster)
-	base := cluster.DeepCopy()
-	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-	tc.g.Expect(k8s.Status().Patch(ctx, cluster, client.MergeFrom(base))).To(Succeed())
+	tc.g.Expect(fakecapi.ProvisionCluster(ctx, k8s, cluster)).To(Succeed())
 
 	cd := &hivev1.ClusterDeployment{
 		ObjectMeta: tc.meta(tc.name, map[string]string{clusterv1.ClusterNameLabel: tc.name}),
@@ -347,8 +276,7 @@ func (tc *testCluster) machine(name string, o machineOpts, infraKind string, inf
 		},
 	}
 	tc.create(m)
-	owner := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	owner := fakecapi.MachineOwner(m)
 	infra(owner)
 	oac := &bootstrapv1.OpenshiftAssistedConfig{ObjectMeta: tc.meta(name, map[string]string{clusterv1.ClusterNameLabel: tc.name})}
 	oac.OwnerReferences = []metav1.OwnerReference{owner}

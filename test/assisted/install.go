@@ -26,9 +26,13 @@ import (
 type installReconciler struct {
 	s *Simulator
 	c client.Client
-	// reader reads the Agents uncached: the installation moves a state per
-	// step, faster than the cache may follow the hosts' own moves, and a
-	// host seen a step late would take the wrong path (day 2 for day 1).
+	// reader reads the AgentClusterInstall and its Agents uncached: the
+	// installation moves a state per step, faster than the cache may follow
+	// its own writes. A host seen a step late would take the wrong path (day
+	// 2 for day 1); a cluster seen a step late, with its hosts already moved
+	// on, would be stepped from its old state and written back to it (a lost
+	// update: the hosts stay in preparing-for-installation under a cluster
+	// in ready, and nothing moves any more).
 	reader client.Reader
 }
 
@@ -68,7 +72,7 @@ func (r *installReconciler) agentToInstall(ctx context.Context, o client.Object)
 // (model.go decides; this writes).
 func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	aci := &hiveextv1beta1.AgentClusterInstall{}
-	if err := r.c.Get(ctx, req.NamespacedName, aci); err != nil {
+	if err := r.reader.Get(ctx, req.NamespacedName, aci); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !aci.DeletionTimestamp.IsZero() {

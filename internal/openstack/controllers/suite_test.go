@@ -36,6 +36,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/openstack"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
+	"github.com/ocp-capi/ocp-capi/test/fakecapi"
 	"github.com/ocp-capi/ocp-capi/test/fakeopenstack"
 )
 
@@ -222,7 +223,9 @@ type machineOpts struct {
 // machineObjects makes what CAPI core would have made for one machine: a
 // Cluster whose infrastructure is provisioned, a bootstrap Secret, a
 // Machine, and its OpenStackMachine. CAPI core's controllers do not run
-// here; the test plays their part.
+// here; the test plays their part, with the fake CAPI core's helpers
+// (test/fakecapi; its controller is not needed: the Machine's bootstrap data
+// is given, and the real OpenStack provider provisions the machine).
 func (e *cloudEnv) machineObjects(name string, spec infrav1.OpenStackMachineSpec, o machineOpts) (*clusterv1.Cluster, *infrav1.OpenStackMachine) {
 	e.t.Helper()
 	ctx := context.Background()
@@ -241,8 +244,7 @@ func (e *cloudEnv) machineObjects(name string, spec infrav1.OpenStackMachineSpec
 		},
 	}
 	e.create(label(cluster))
-	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-	if err := env.Client.Status().Update(ctx, cluster); err != nil {
+	if err := fakecapi.ProvisionCluster(ctx, env.Client, cluster); err != nil {
 		e.t.Fatal(err)
 	}
 	e.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: e.ns},
@@ -259,7 +261,7 @@ func (e *cloudEnv) machineObjects(name string, spec infrav1.OpenStackMachineSpec
 	e.create(label(machine))
 	osm := &infrav1.OpenStackMachine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: machine.Name, UID: machine.UID}}},
+			OwnerReferences: []metav1.OwnerReference{fakecapi.MachineOwner(machine)}},
 		Spec: spec,
 	}
 	e.createDeletedOnCleanup(label(osm))

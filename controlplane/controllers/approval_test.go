@@ -1,4 +1,4 @@
-package controlplane_test
+package controllers_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package controlplane_test
+package controllers_test
 
 import (
 	"testing"
@@ -21,6 +21,7 @@ import (
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
+	"github.com/ocp-capi/ocp-capi/test/fakecapi"
 )
 
 // TestImportAfterMove installs a cluster, then does what clusterctl move
@@ -100,9 +101,7 @@ func TestImportAfterMove(t *testing.T) {
 	base = moved.DeepCopy()
 	moved.Spec.Paused = ptr.To(false)
 	g.Expect(k8s.Patch(src.ctx, moved, client.MergeFrom(base))).To(Succeed())
-	base = moved.DeepCopy()
-	moved.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-	g.Expect(k8s.Status().Patch(src.ctx, moved, client.MergeFrom(base))).To(Succeed())
+	g.Expect(fakecapi.ProvisionCluster(src.ctx, k8s, moved)).To(Succeed())
 
 	// The source's objects go as clusterctl deletes them: finalizers
 	// removed first, so no controller of the source acts on the deletion.

@@ -1,4 +1,4 @@
-package controlplane_test
+package controllers_test
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const benchClusters = 20
 // stand-in run unthrottled in the same process, so that they do not pace
 // the measure; the simulator moves an installation one state per step.
 //
-// Run: KUBEBUILDER_ASSETS=$PWD/bin go test ./test/integration/controlplane/ -run '^$' -bench TwentyClusters -benchtime 1x
+// Run: KUBEBUILDER_ASSETS=$PWD/bin go test ./controlplane/controllers/ -run '^$' -bench TwentyClusters -benchtime 1x
 func BenchmarkTwentyClusters(b *testing.B) {
 	for _, qps := range []int{20, 200} {
 		b.Run(fmt.Sprintf("qps=%d", qps), func(b *testing.B) {

@@ -1,4 +1,4 @@
-package controlplane_test
+package controllers_test
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+	"github.com/ocp-capi/ocp-capi/test/fakecapi"
 )
 
 // Names every test cluster uses, each in its own namespace.
@@ -103,12 +104,7 @@ func newCluster(t testing.TB, o clusterOpts) *testCluster {
 	}
 	tc.create(cluster)
 	// CAPI core: the infrastructure provider's status, copied.
-	base := cluster.DeepCopy()
-	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-	for _, fd := range o.failureDomains {
-		cluster.Status.FailureDomains = append(cluster.Status.FailureDomains, clusterv1.FailureDomain{Name: fd, ControlPlane: ptr.To(true)})
-	}
-	tc.g.Expect(k8s.Status().Patch(ctx, cluster, client.MergeFrom(base))).To(Succeed())
+	tc.g.Expect(fakecapi.ProvisionCluster(ctx, k8s, cluster, o.failureDomains...)).To(Succeed())
 	if !o.noControlPlane {
 		tc.createControlPlane(nil)
 	}
@@ -189,7 +185,7 @@ func (tc *testCluster) boot(name string) {
 	m := &clusterv1.Machine{}
 	tc.g.Expect(k8s.Get(tc.ctx, tc.key(name), m)).To(Succeed())
 	base := m.DeepCopy()
-	delete(m.Annotations, holdBootAnnotation)
+	delete(m.Annotations, fakecapi.HoldBootAnnotation)
 	tc.g.Expect(k8s.Patch(tc.ctx, m, client.MergeFrom(base))).To(Succeed())
 }
 
@@ -205,11 +201,10 @@ func (tc *testCluster) newWorker(name string, hold bool) {
 		},
 	}
 	if hold {
-		m.Annotations = map[string]string{holdBootAnnotation: ""}
+		m.Annotations = map[string]string{fakecapi.HoldBootAnnotation: ""}
 	}
 	tc.create(m)
-	owner := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m.Name, UID: m.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	owner := fakecapi.MachineOwner(m)
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"image": rhcos}}}
 	u.SetGroupVersionKind(infraGV.WithKind("Metal3Machine"))
 	u.SetName(name)

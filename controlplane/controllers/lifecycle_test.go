@@ -1,4 +1,4 @@
-package controlplane_test
+package controllers_test
 
 import (
 	"slices"
@@ -18,6 +18,7 @@ import (
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
 	"github.com/ocp-capi/ocp-capi/test/assisted"
+	"github.com/ocp-capi/ocp-capi/test/fakecapi"
 )
 
 // setReplicas changes the control plane's spec.replicas.
@@ -33,13 +34,7 @@ func (tc *testCluster) setReplicas(n int32) {
 // as CAPI core copies them from the infrastructure cluster.
 func (tc *testCluster) setFailureDomains(fds ...string) {
 	tc.t.Helper()
-	c := tc.cluster()
-	base := c.DeepCopy()
-	c.Status.FailureDomains = nil
-	for _, fd := range fds {
-		c.Status.FailureDomains = append(c.Status.FailureDomains, clusterv1.FailureDomain{Name: fd, ControlPlane: ptr.To(true)})
-	}
-	tc.g.Expect(k8s.Status().Patch(tc.ctx, c, client.MergeFrom(base))).To(Succeed())
+	tc.g.Expect(fakecapi.ProvisionCluster(tc.ctx, k8s, tc.cluster(), fds...)).To(Succeed())
 }
 
 // TestControlPlaneScaleUpAndDown grows an installed control plane by one
