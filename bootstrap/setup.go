@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -71,24 +70,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // and Agent. They share the cache indexes and the ignition fetcher, made
 // once, when the first controller is set up (after the flags are parsed).
 func Controllers(o *Options) []manager.Controller {
-	var (
-		once    sync.Once
-		shared  sharedState
-		initErr error
-	)
-	get := func(ctx context.Context, mgr ctrl.Manager) (*sharedState, error) {
-		once.Do(func() { initErr = shared.init(ctx, mgr, o) })
-		return &shared, initErr
-	}
+	shared := manager.NewShared(func(ctx context.Context, mgr ctrl.Manager) (*sharedState, error) {
+		s := &sharedState{}
+		return s, s.init(ctx, mgr, o)
+	})
 	return []manager.Controller{
 		{
 			Name: "openshiftassistedconfig",
-			Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
-				s, err := get(ctx, mgr)
-				if err != nil {
-					return err
-				}
-				return (&openshiftassistedconfig.Reconciler{
+			Setup: manager.SetupWith(shared, func(mgr ctrl.Manager, co manager.ControllerOptions, s *sharedState) manager.Reconciler {
+				return &openshiftassistedconfig.Reconciler{
 					Client:           mgr.GetClient(),
 					APIReader:        mgr.GetAPIReader(),
 					Recorder:         mgr.GetEventRecorder("openshiftassistedconfig-controller"),
@@ -97,25 +87,21 @@ func Controllers(o *Options) []manager.Controller {
 					Kinds:            s.kinds,
 					Freshness:        s.freshness,
 					WatchFilterValue: co.WatchFilterValue,
-				}).SetupWithManager(ctx, mgr, co.Options())
-			},
+				}
+			}),
 		},
 		{
 			Name: "agent",
-			Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
-				s, err := get(ctx, mgr)
-				if err != nil {
-					return err
-				}
-				return (&agent.Reconciler{
+			Setup: manager.SetupWith(shared, func(mgr ctrl.Manager, co manager.ControllerOptions, s *sharedState) manager.Reconciler {
+				return &agent.Reconciler{
 					Client:           mgr.GetClient(),
 					APIReader:        mgr.GetAPIReader(),
 					Recorder:         mgr.GetEventRecorder("agent-controller"),
 					Kinds:            s.kinds,
 					Freshness:        s.freshness,
 					WatchFilterValue: co.WatchFilterValue,
-				}).SetupWithManager(ctx, mgr, co.Options())
-			},
+				}
+			}),
 		},
 	}
 }

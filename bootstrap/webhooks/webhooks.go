@@ -21,9 +21,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -31,19 +28,14 @@ import (
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // SetupWebhooks registers the validating webhooks with the manager.
 func SetupWebhooks(mgr ctrl.Manager) error {
-	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.OpenshiftAssistedConfig{}).
-		WithValidator(&configWebhook{}).Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenshiftAssistedConfig webhook: %w", err)
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.OpenshiftAssistedConfigTemplate{}).
-		WithValidator(&templateWebhook{}).Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenshiftAssistedConfigTemplate webhook: %w", err)
-	}
-	return nil
+	return webhookutil.Register(mgr,
+		webhookutil.Validator(&bootstrapv1.OpenshiftAssistedConfig{}, &configWebhook{}),
+		webhookutil.Validator(&bootstrapv1.OpenshiftAssistedConfigTemplate{}, &templateWebhook{}))
 }
 
 var (
@@ -53,7 +45,9 @@ var (
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-bootstrap-cluster-x-k8s-io-v1alpha2-openshiftassistedconfig,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigs,versions=v1alpha2,name=validation.openshiftassistedconfig.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
 
-type configWebhook struct{}
+type configWebhook struct {
+	webhookutil.AllowDelete[*bootstrapv1.OpenshiftAssistedConfig]
+}
 
 var _ admission.Validator[*bootstrapv1.OpenshiftAssistedConfig] = &configWebhook{}
 
@@ -61,7 +55,7 @@ const immutable = "an OpenshiftAssistedConfig's spec is immutable; create a new 
 
 func (*configWebhook) ValidateCreate(_ context.Context, c *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
 	errs := assisted.ValidateConfigSpec(field.NewPath("spec"), &c.Spec)
-	return annotationWarnings(c.Annotations), invalid(configGK, c, errs)
+	return annotationWarnings(c.Annotations), webhookutil.Invalid(configGK, c, errs)
 }
 
 func (*configWebhook) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
@@ -69,32 +63,26 @@ func (*configWebhook) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.
 	if len(errs) == 0 {
 		errs = assisted.ValidateConfigSpec(field.NewPath("spec"), &newC.Spec)
 	}
-	return annotationWarnings(newC.Annotations), invalid(configGK, newC, errs)
-}
-
-func (*configWebhook) ValidateDelete(context.Context, *bootstrapv1.OpenshiftAssistedConfig) (admission.Warnings, error) {
-	return nil, nil
+	return annotationWarnings(newC.Annotations), webhookutil.Invalid(configGK, newC, errs)
 }
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-bootstrap-cluster-x-k8s-io-v1alpha2-openshiftassistedconfigtemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=openshiftassistedconfigtemplates,versions=v1alpha2,name=validation.openshiftassistedconfigtemplate.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
 
 // templateWebhook validates templates. They stay mutable: a change applies
 // to the configs made from then on, as with CAPI's own templates.
-type templateWebhook struct{}
+type templateWebhook struct {
+	webhookutil.AllowDelete[*bootstrapv1.OpenshiftAssistedConfigTemplate]
+}
 
 var _ admission.Validator[*bootstrapv1.OpenshiftAssistedConfigTemplate] = &templateWebhook{}
 
 func (*templateWebhook) ValidateCreate(_ context.Context, t *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
 	return annotationWarnings(t.Spec.Template.ObjectMeta.Annotations),
-		invalid(templateGK, t, assisted.ValidateConfigSpec(field.NewPath("spec", "template", "spec"), &t.Spec.Template.Spec))
+		webhookutil.Invalid(templateGK, t, assisted.ValidateConfigSpec(field.NewPath("spec", "template", "spec"), &t.Spec.Template.Spec))
 }
 
 func (w *templateWebhook) ValidateUpdate(ctx context.Context, _, newT *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
 	return w.ValidateCreate(ctx, newT)
-}
-
-func (*templateWebhook) ValidateDelete(context.Context, *bootstrapv1.OpenshiftAssistedConfigTemplate) (admission.Warnings, error) {
-	return nil, nil
 }
 
 // changedFields returns one Forbidden error per spec field (and per
@@ -133,15 +121,4 @@ func annotationWarnings(a map[string]string) admission.Warnings {
 			bootstrapv1.IgnitionOverrideAnnotation, bootstrapv1.DiscoveryIgnitionOverrideAnnotation)}
 	}
 	return nil
-}
-
-func invalid(gk schema.GroupKind, obj metav1.Object, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	name := obj.GetName()
-	if name == "" {
-		name = obj.GetGenerateName()
-	}
-	return apierrors.NewInvalid(gk, name, errs)
 }

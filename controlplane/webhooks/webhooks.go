@@ -38,9 +38,6 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -52,19 +49,14 @@ import (
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/release"
 	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 	"github.com/ocp-capi/ocp-capi/internal/validation/assisted"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // SetupWebhooks registers the validating webhooks with the manager.
 func SetupWebhooks(mgr ctrl.Manager) error {
-	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.OpenshiftAssistedControlPlane{}).
-		WithValidator(&controlPlaneWebhook{}).Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenshiftAssistedControlPlane webhook: %w", err)
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.OpenshiftAssistedControlPlaneTemplate{}).
-		WithValidator(&templateWebhook{}).Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenshiftAssistedControlPlaneTemplate webhook: %w", err)
-	}
-	return nil
+	return webhookutil.Register(mgr,
+		webhookutil.Validator(&controlplanev1.OpenshiftAssistedControlPlane{}, &controlPlaneWebhook{}),
+		webhookutil.Validator(&controlplanev1.OpenshiftAssistedControlPlaneTemplate{}, &templateWebhook{}))
 }
 
 // minMinorFourOrFiveReplicas is the first OpenShift 4 minor with control
@@ -78,14 +70,16 @@ var (
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-controlplane-cluster-x-k8s-io-v1alpha3-openshiftassistedcontrolplane,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=openshiftassistedcontrolplanes,versions=v1alpha3,name=validation.openshiftassistedcontrolplane.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
 
-type controlPlaneWebhook struct{}
+type controlPlaneWebhook struct {
+	webhookutil.AllowDelete[*controlplanev1.OpenshiftAssistedControlPlane]
+}
 
 var _ admission.Validator[*controlplanev1.OpenshiftAssistedControlPlane] = &controlPlaneWebhook{}
 
 func (*controlPlaneWebhook) ValidateCreate(_ context.Context, c *controlplanev1.OpenshiftAssistedControlPlane) (admission.Warnings, error) {
 	errs := ValidateSpec(field.NewPath("spec"), &c.Spec)
 	errs = append(errs, validateAnnotations(c.Annotations)...)
-	return nil, invalid(controlPlaneGK, c, errs)
+	return nil, webhookutil.Invalid(controlPlaneGK, c, errs)
 }
 
 // ValidateUpdate checks the spec only when it changed, and the annotation
@@ -101,18 +95,16 @@ func (*controlPlaneWebhook) ValidateUpdate(_ context.Context, oldC, newC *contro
 	if oldC.Annotations[controlplanev1.InstallConfigOverrideAnnotation] != newC.Annotations[controlplanev1.InstallConfigOverrideAnnotation] {
 		errs = append(errs, validateAnnotations(newC.Annotations)...)
 	}
-	return nil, invalid(controlPlaneGK, newC, errs)
-}
-
-func (*controlPlaneWebhook) ValidateDelete(context.Context, *controlplanev1.OpenshiftAssistedControlPlane) (admission.Warnings, error) {
-	return nil, nil
+	return nil, webhookutil.Invalid(controlPlaneGK, newC, errs)
 }
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-controlplane-cluster-x-k8s-io-v1alpha3-openshiftassistedcontrolplanetemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=openshiftassistedcontrolplanetemplates,versions=v1alpha3,name=validation.openshiftassistedcontrolplanetemplate.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
 
 // templateWebhook validates templates. They stay mutable: a change applies
 // to the control planes made from then on.
-type templateWebhook struct{}
+type templateWebhook struct {
+	webhookutil.AllowDelete[*controlplanev1.OpenshiftAssistedControlPlaneTemplate]
+}
 
 var _ admission.Validator[*controlplanev1.OpenshiftAssistedControlPlaneTemplate] = &templateWebhook{}
 
@@ -120,15 +112,11 @@ func (*templateWebhook) ValidateCreate(_ context.Context, t *controlplanev1.Open
 	p := field.NewPath("spec", "template")
 	errs := ValidateSpec(p.Child("spec"), &t.Spec.Template.Spec)
 	errs = append(errs, validateAnnotationsAt(p.Child("metadata", "annotations"), t.Spec.Template.ObjectMeta.Annotations)...)
-	return nil, invalid(templateGK, t, errs)
+	return nil, webhookutil.Invalid(templateGK, t, errs)
 }
 
 func (w *templateWebhook) ValidateUpdate(ctx context.Context, _, newT *controlplanev1.OpenshiftAssistedControlPlaneTemplate) (admission.Warnings, error) {
 	return w.ValidateCreate(ctx, newT)
-}
-
-func (*templateWebhook) ValidateDelete(context.Context, *controlplanev1.OpenshiftAssistedControlPlaneTemplate) (admission.Warnings, error) {
-	return nil, nil
 }
 
 // ValidateSpec checks what the schema cannot.
@@ -322,15 +310,4 @@ func installationStarted(c *controlplanev1.OpenshiftAssistedControlPlane) (bool,
 		}
 	}
 	return false, ""
-}
-
-func invalid(gk schema.GroupKind, obj metav1.Object, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	name := obj.GetName()
-	if name == "" {
-		name = obj.GetGenerateName()
-	}
-	return apierrors.NewInvalid(gk, name, errs)
 }

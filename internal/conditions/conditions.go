@@ -94,18 +94,25 @@ func Outcome(obj capiconditions.Setter, t string, err error) (ctrl.Result, error
 	e := clients.Classify(err, "")
 	if e.Class == clients.Transient {
 		MarkUnknown(obj, t, e.Reason, e.Message)
-		switch {
-		case e.RetryAfter > 0:
-			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil, false
-		case e.Reason == clients.ReasonConflict:
-			// OpenStack is busy with the resource (a load balancer
-			// applying a change): look again shortly, it is not an error.
-			return ctrl.Result{RequeueAfter: ConflictRetry}, nil, false
-		}
-		return ctrl.Result{}, err, false
+		return transientRetry(e, err)
 	}
 	MarkFalse(obj, t, e.Reason, e.Message)
 	return ctrl.Result{RequeueAfter: TerminalRetry}, nil, true
+}
+
+// transientRetry is how a step that failed with the transient error e (err
+// as the step returned it) is tried again: after Retry-After when the
+// server gave one; shortly, without an error, when OpenStack is busy with
+// the resource (409: a load balancer applying a change); else err is
+// returned, so that controller-runtime backs off exponentially.
+func transientRetry(e *clients.Error, err error) (ctrl.Result, error, bool) {
+	switch {
+	case e.RetryAfter > 0:
+		return ctrl.Result{RequeueAfter: e.RetryAfter}, nil, false
+	case e.Reason == clients.ReasonConflict:
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil, false
+	}
+	return ctrl.Result{}, err, false
 }
 
 // DeleteOutcome records what a failed or unfinished deletion step means
@@ -135,13 +142,7 @@ func DeleteOutcome(obj capiconditions.Setter, what string, err error) (ctrl.Resu
 	e := clients.Classify(err, "")
 	if e.Class == clients.Transient {
 		MarkTrue(obj, clusterv1.DeletingCondition, prefix+e.Message, e.Reason)
-		switch {
-		case e.RetryAfter > 0:
-			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil, false
-		case e.Reason == clients.ReasonConflict:
-			return ctrl.Result{RequeueAfter: ConflictRetry}, nil, false
-		}
-		return ctrl.Result{}, err, false
+		return transientRetry(e, err)
 	}
 	MarkTrue(obj, clusterv1.DeletingCondition, fmt.Sprintf("%s%s (%s); retried every %s and whenever the object changes", prefix, e.Message, e.Reason, TerminalRetry), DeletionFailedReason)
 	return ctrl.Result{RequeueAfter: TerminalRetry}, nil, true

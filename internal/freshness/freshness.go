@@ -131,21 +131,11 @@ type recordingClient struct {
 }
 
 func (c *recordingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	before := obj.GetResourceVersion()
-	if err := c.Client.Patch(ctx, obj, patch, opts...); err != nil {
-		return err
-	}
-	c.t.Wrote(obj, before)
-	return nil
+	return c.t.record(obj, func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
 }
 
 func (c *recordingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	before := obj.GetResourceVersion()
-	if err := c.Client.Update(ctx, obj, opts...); err != nil {
-		return err
-	}
-	c.t.Wrote(obj, before)
-	return nil
+	return c.t.record(obj, func() error { return c.Client.Update(ctx, obj, opts...) })
 }
 
 func (c *recordingClient) Status() client.SubResourceWriter {
@@ -158,19 +148,19 @@ type recordingStatusWriter struct {
 }
 
 func (w *recordingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	before := obj.GetResourceVersion()
-	if err := w.SubResourceWriter.Patch(ctx, obj, patch, opts...); err != nil {
-		return err
-	}
-	w.t.Wrote(obj, before)
-	return nil
+	return w.t.record(obj, func() error { return w.SubResourceWriter.Patch(ctx, obj, patch, opts...) })
 }
 
 func (w *recordingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return w.t.record(obj, func() error { return w.SubResourceWriter.Update(ctx, obj, opts...) })
+}
+
+// record runs write, a write of obj, and records it when it succeeds.
+func (t *Tracker) record(obj client.Object, write func() error) error {
 	before := obj.GetResourceVersion()
-	if err := w.SubResourceWriter.Update(ctx, obj, opts...); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
-	w.t.Wrote(obj, before)
+	t.Wrote(obj, before)
 	return nil
 }

@@ -23,7 +23,8 @@
 // takes and returns), and is also what pkg/openstack/instance exposes to
 // other modules; internal/serverspec is the pure machine-spec to
 // server-spec conversion (a reconcile pass is a list of named phases over a
-// scope, run by internal/skeleton, shared with the other providers);
+// scope, run by internal/skeleton, and writes the status once through
+// skeleton.Status, both shared with the other providers);
 // webhooks/ validates the API; config/ is the
 // kustomize tree. setup.go wires it for cmd/infrastructure-manager and
 // registers the OpenStack request metrics.

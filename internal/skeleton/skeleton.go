@@ -27,20 +27,17 @@ package skeleton
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/patch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 	"github.com/ocp-capi/ocp-capi/internal/freshness"
-	"github.com/ocp-capi/ocp-capi/internal/notfound"
 )
 
 // Object is what the skeleton reconciles: an object of this project, with
@@ -114,24 +111,12 @@ func Reconcile[T Object, S any](ctx context.Context, req ctrl.Request, spec Spec
 		}
 	}
 
-	helper, err := patch.NewHelper(obj, c)
+	status := Status{Kind: spec.Kind, Owned: spec.Owned, Summary: spec.Summary, ObservedGeneration: true}
+	w, err := status.Start(c, obj, pausedCondition)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	conditions.InitUnknown(obj, spec.Owned...)
-	capiconditions.Set(obj, pausedCondition)
-	defer func() {
-		_ = capiconditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, capiconditions.ForConditionTypes(spec.Summary))
-		opts := []patch.Option{patch.WithOwnedConditions{Conditions: spec.Owned}}
-		if reterr == nil {
-			opts = append(opts, patch.WithStatusObservedGeneration{})
-		}
-		// A NotFound means the object is gone (its finalizer removed, or
-		// deleted without one): nothing is left to write.
-		if err := helper.Patch(ctx, obj, opts...); err != nil && !notfound.Is(err) {
-			reterr = errors.Join(reterr, fmt.Errorf("patching %s: %w", spec.Kind, err))
-		}
-	}()
+	defer func() { reterr = errors.Join(reterr, w.Finish(ctx, reterr)) }()
 
 	if isPaused {
 		return ctrl.Result{}, nil

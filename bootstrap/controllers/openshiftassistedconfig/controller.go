@@ -10,9 +10,7 @@ package openshiftassistedconfig
 
 import (
 	"context"
-	"maps"
 	"net/url"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,9 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
@@ -86,8 +82,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
+		// Status-only updates are this controller's own writes, and the Agent
+		// controller's claim, whose Agent's approval comes as an Agent event
+		// right after.
 		For(&bootstrapv1.OpenshiftAssistedConfig{},
-			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue), notStatusOnly())).
+			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue), skeleton.NotStatusOnly())).
 		Named("openshiftassistedconfig").
 		WithOptions(opts).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig),
@@ -161,44 +160,10 @@ func (r *Reconciler) newScope(ctx context.Context, config *bootstrapv1.Openshift
 	if clusterName == "" && s.machine != nil {
 		clusterName = s.machine.Spec.ClusterName
 	}
-	if clusterName != "" {
-		cluster := &clusterv1.Cluster{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: config.Namespace, Name: clusterName}, cluster)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, nil, err
-		default:
-			s.cluster = cluster
-		}
+	if s.cluster, err = skeleton.ClusterByName(ctx, r.Client, config.Namespace, clusterName); err != nil {
+		return nil, nil, err
 	}
 	return s, s.cluster, nil
-}
-
-// notStatusOnly drops updates that change only the status: this
-// controller's own writes, and the Agent controller's claim (whose Agent's
-// approval comes as an Agent event right after). Spec, labels, annotations,
-// finalizers and deletion pass.
-func notStatusOnly() predicate.Funcs {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld, e.ObjectNew
-		if o == nil || n == nil {
-			return true
-		}
-		return o.GetGeneration() != n.GetGeneration() ||
-			!maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
-			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
-			o.GetDeletionTimestamp().IsZero() != n.GetDeletionTimestamp().IsZero() ||
-			!slices.Equal(ownerNames(o), ownerNames(n))
-	}}
-}
-
-func ownerNames(o client.Object) []string {
-	out := make([]string, 0, len(o.GetOwnerReferences()))
-	for _, r := range o.GetOwnerReferences() {
-		out = append(out, string(r.UID))
-	}
-	return out
 }
 
 // machineToConfig maps a Machine to its OpenshiftAssistedConfig.

@@ -116,13 +116,9 @@ func (r *Reconciler) ensurePullSecret(ctx context.Context, s *scope) (string, er
 	name := oacp.Name + "-pull-secret"
 	secret := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: oacp.Namespace, Name: name}
-	err := r.Secrets.Get(ctx, key, secret)
-	if apierrors.IsNotFound(err) {
-		// Not in the labelled-Secrets cache: look it up uncached before
-		// making it (a foreign Secret of that name has no label).
-		err = r.APIReader.Get(ctx, key, secret)
-	}
-	switch {
+	// A foreign Secret of that name has no label: it is looked up uncached
+	// before one is made.
+	switch err := r.getSecret(ctx, key, secret); {
 	case apierrors.IsNotFound(err):
 		secret = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: oacp.Namespace, Labels: s.labels(),
@@ -191,32 +187,16 @@ func (r *Reconciler) ensureClusterDeployment(ctx context.Context, s *scope, pull
 	case err != nil:
 		return nil, err
 	}
-	owned, adopt := ownedBy(cd, s)
-	if !owned {
-		return nil, conflictf("ClusterDeployment %s exists and was not made by this control plane: delete or rename it", cd.Name)
-	}
-	if !cd.DeletionTimestamp.IsZero() {
-		return nil, conflictf("ClusterDeployment %s is being deleted; a new one is made once it is gone", cd.Name)
+	adopt, err := updatable(cd, "ClusterDeployment", s)
+	if err != nil {
+		return nil, err
 	}
 	base := cd.DeepCopy()
 	changed := clusterinstall.ApplyClusterDeployment(&cd.Spec, desired)
-	labels := mergeLabels(cd.Labels, s.labels())
-	if adopt {
-		adoptRefs(cd, s)
-		changed = append(changed, "ownerReferences")
+	// hive writes the rest of the ClusterDeployment.
+	if err := r.finishUpdate(ctx, s, "ClusterDeployment", cd, base, adopt, s.labels(), changed); err != nil {
+		return nil, err
 	}
-	if !maps.Equal(labels, cd.Labels) {
-		cd.Labels = labels
-		changed = append(changed, "labels")
-	}
-	if len(changed) == 0 {
-		return cd, nil
-	}
-	// A merge patch of the fields we manage: hive writes the rest, and fields we do not model must survive.
-	if err := r.Client.Patch(ctx, cd, client.MergeFrom(base)); err != nil {
-		return nil, fmt.Errorf("updating ClusterDeployment %s: %w", cd.Name, err)
-	}
-	r.event(oacp, cd, "ClusterDeploymentUpdated", "Update", "Updated ClusterDeployment %s: %s", cd.Name, strings.Join(changed, ", "))
 	return cd, nil
 }
 
@@ -315,12 +295,9 @@ func (r *Reconciler) ensureAgentClusterInstall(ctx context.Context, s *scope, ac
 			"Created AgentClusterInstall %s for %d control-plane and %d worker agents", aci.Name, desired.ProvisionRequirements.ControlPlaneAgents, workers)
 		return aci, nil
 	}
-	owned, adopt := ownedBy(aci, s)
-	if !owned {
-		return nil, conflictf("AgentClusterInstall %s exists and was not made by this control plane: delete or rename it", aci.Name)
-	}
-	if !aci.DeletionTimestamp.IsZero() {
-		return nil, conflictf("AgentClusterInstall %s is being deleted; a new one is made once it is gone", aci.Name)
+	adopt, err := updatable(aci, "AgentClusterInstall", s)
+	if err != nil {
+		return nil, err
 	}
 	base := aci.DeepCopy()
 	st := inst.status
@@ -328,21 +305,49 @@ func (r *Reconciler) ensureAgentClusterInstall(ctx context.Context, s *scope, ac
 	if !st.Started() && clusterinstall.ApplyAnnotation(aci, overrides) {
 		changed = append(changed, "install-config overrides")
 	}
+	// assisted-service writes the rest of the AgentClusterInstall.
+	if err := r.finishUpdate(ctx, s, "AgentClusterInstall", aci, base, adopt, labels, changed); err != nil {
+		return nil, err
+	}
+	return aci, nil
+}
+
+// updatable checks that obj, of kind, found under the name the control
+// plane gives it, is the control plane's (or carries its labels without a
+// controller: adopt) and is not being deleted.
+func updatable(obj client.Object, kind string, s *scope) (adopt bool, err error) {
+	owned, adopt := ownedBy(obj, s)
+	if !owned {
+		return false, conflictf("%s %s exists and was not made by this control plane: delete or rename it", kind, obj.GetName())
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return false, conflictf("%s %s is being deleted; a new one is made once it is gone", kind, obj.GetName())
+	}
+	return adopt, nil
+}
+
+// finishUpdate completes the update of an object of kind that the control
+// plane made, whose spec changes since base are named in changed: it
+// adopts it (adopt), adds labels to its own, and writes the whole change,
+// if any, with a merge patch of the fields we manage (another controller
+// writes the rest, and fields we do not model must survive), recorded in an
+// event.
+func (r *Reconciler) finishUpdate(ctx context.Context, s *scope, kind string, obj, base client.Object, adopt bool, labels map[string]string,
+	changed []string) error {
 	if adopt {
-		adoptRefs(aci, s)
+		adoptRefs(obj, s)
 		changed = append(changed, "ownerReferences")
 	}
-	if l := mergeLabels(aci.Labels, labels); !maps.Equal(l, aci.Labels) {
-		aci.Labels = l
+	if l := mergeLabels(obj.GetLabels(), labels); !maps.Equal(l, obj.GetLabels()) {
+		obj.SetLabels(l)
 		changed = append(changed, "labels")
 	}
 	if len(changed) == 0 {
-		return aci, nil
+		return nil
 	}
-	// A merge patch of the fields we manage: assisted-service writes the rest, and fields we do not model must survive.
-	if err := r.Client.Patch(ctx, aci, client.MergeFrom(base)); err != nil {
-		return nil, fmt.Errorf("updating AgentClusterInstall %s: %w", aci.Name, err)
+	if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("updating %s %s: %w", kind, obj.GetName(), err)
 	}
-	r.event(oacp, aci, "AgentClusterInstallUpdated", "Update", "Updated AgentClusterInstall %s: %s", aci.Name, strings.Join(changed, ", "))
-	return aci, nil
+	r.event(s.oacp, obj, kind+"Updated", "Update", "Updated %s %s: %s", kind, obj.GetName(), strings.Join(changed, ", "))
+	return nil
 }

@@ -90,12 +90,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Client: r.Client, Freshness: r.Freshness, WatchFilterValue: r.WatchFilterValue,
 		Kind: kind, Finalizer: controlplanev1.ControlPlaneFinalizer,
 		Owned: ownedConditions, Summary: summaryConditions,
-		Scope: r.newScope, Normal: r.reconcileNormal, Delete: r.reconcileDelete,
+		Scope: r.newScope, Normal: r.withMachines(r.reconcileNormal), Delete: r.withMachines(r.reconcileDelete),
 		Gone: func(ctx context.Context, key types.NamespacedName) error {
 			r.Workload.Forget(key)
 			return r.deleteOrphanImageSet(ctx, key)
 		},
 	})
+}
+
+// withMachines runs a flow with the control plane's Machines, listed once
+// per pass, and sets the replica counters from them whatever path the flow
+// took.
+func (r *Reconciler) withMachines(flow func(context.Context, *scope, []*clusterv1.Machine) (ctrl.Result, error)) func(context.Context, *scope) (ctrl.Result, error) {
+	return func(ctx context.Context, s *scope) (ctrl.Result, error) {
+		machines, err := r.controlPlaneMachines(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		defer setReplicaStatus(s, machines)
+		return flow(ctx, s, machines)
+	}
 }
 
 // scope is what one reconcile works on. cluster is nil while the Cluster
@@ -122,17 +136,9 @@ func (r *Reconciler) newScope(ctx context.Context, oacp *controlplanev1.Openshif
 	}
 	// CAPI core sets the owner reference once the Cluster refers to the
 	// control plane; until then the cluster-name label says which it is.
-	if name := oacp.Labels[clusterv1.ClusterNameLabel]; name != "" {
-		s.clusterName = name
-		cluster := &clusterv1.Cluster{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: oacp.Namespace, Name: name}, cluster)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, nil, err
-		default:
-			s.cluster = cluster
-		}
+	s.clusterName = oacp.Labels[clusterv1.ClusterNameLabel]
+	if s.cluster, err = skeleton.ClusterByName(ctx, r.Client, oacp.Namespace, s.clusterName); err != nil {
+		return nil, nil, err
 	}
 	return s, s.cluster, nil
 }

@@ -38,13 +38,8 @@ import (
 //     go with the control plane (owner references).
 //
 // Each step waits for the previous one through watches; nothing is forced.
-func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope, machines []*clusterv1.Machine) (ctrl.Result, error) {
 	oacp := s.oacp
-	machines, err := r.controlPlaneMachines(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer func() { setReplicaStatus(s, machines) }()
 	if !controllerutil.ContainsFinalizer(oacp, controlplanev1.ControlPlaneFinalizer) {
 		markDeleting(oacp, "the control plane is being deleted")
 		return ctrl.Result{}, nil

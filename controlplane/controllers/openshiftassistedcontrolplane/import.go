@@ -47,11 +47,7 @@ func AdminKubeconfigSecretName(oacp string) string { return oacp + "-admin-kubec
 func (r *Reconciler) installedKubeconfig(ctx context.Context, s *scope) ([]byte, error) {
 	key := types.NamespacedName{Namespace: s.oacp.Namespace, Name: KubeconfigSecretName(s.clusterName)}
 	secret := &corev1.Secret{}
-	err := r.Secrets.Get(ctx, key, secret)
-	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, secret)
-	}
-	switch {
+	switch err := r.getSecret(ctx, key, secret); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:

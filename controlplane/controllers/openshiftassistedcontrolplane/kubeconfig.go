@@ -95,13 +95,9 @@ func (r *Reconciler) writeKubeconfig(ctx context.Context, s *scope, source strin
 	name = KubeconfigSecretName(s.clusterName)
 	key := types.NamespacedName{Namespace: oacp.Namespace, Name: name}
 	target := &corev1.Secret{}
-	err := r.Secrets.Get(ctx, key, target)
-	if apierrors.IsNotFound(err) {
-		// Not in the labelled-Secrets cache: a Secret of that name without
-		// the label would be someone else's; look before creating.
-		err = r.APIReader.Get(ctx, key, target)
-	}
-	switch {
+	// A Secret of that name without the label would be someone else's:
+	// look, uncached, before creating.
+	switch err := r.getSecret(ctx, key, target); {
 	case apierrors.IsNotFound(err):
 		target = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: oacp.Namespace, Labels: kubeconfigLabels(s),
@@ -144,6 +140,17 @@ func kubeconfigLabels(s *scope) map[string]string {
 		l[clusterv1.WatchLabel] = v
 	}
 	return l
+}
+
+// getSecret reads a Secret from the labelled-Secrets cache or, when it is
+// not there, uncached: a Secret without the cluster-name label is not in
+// that cache.
+func (r *Reconciler) getSecret(ctx context.Context, key types.NamespacedName, secret *corev1.Secret) error {
+	err := r.Secrets.Get(ctx, key, secret)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, secret)
+	}
+	return err
 }
 
 // sourceSecret reads assisted-service's admin kubeconfig Secret. The first

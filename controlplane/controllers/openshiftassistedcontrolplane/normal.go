@@ -4,19 +4,15 @@ import (
 	"context"
 
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // reconcileNormal runs the concerns in order: the cluster's hive objects,
 // the kubeconfig and what the installation's state means for the status,
 // the Machines, the upgrade, and the counters.
-func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope, machines []*clusterv1.Machine) (ctrl.Result, error) {
 	oacp := s.oacp
-	machines, err := r.controlPlaneMachines(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer func() { setReplicaStatus(s, machines) }()
 
 	if s.cluster == nil || !ptr.Deref(s.cluster.Status.Initialization.InfrastructureProvisioned, false) {
 		markWaitingForCluster(s)

@@ -2,8 +2,6 @@ package openshiftassistedcontrolplane
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +24,7 @@ import (
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
 	hiveextv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/hiveext/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // SetupWithManager registers the controller. It watches the control
@@ -41,7 +40,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&controlplanev1.OpenshiftAssistedControlPlane{},
-			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue), notStatusOnly())).
+			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue), skeleton.NotStatusOnly())).
 		Named("openshiftassistedcontrolplane").
 		WithOptions(opts).
 		Owns(&clusterv1.Machine{}).
@@ -57,22 +56,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&hivev1.ClusterImageSet{}, handler.EnqueueRequestsFromMapFunc(imageSetToControlPlane)).
 		WatchesRawSource(source.Kind(r.Secrets, client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.secretToControlPlane))).
 		Complete(r)
-}
-
-// notStatusOnly drops updates of control planes that change only the
-// status: this controller's own writes.
-func notStatusOnly() predicate.Funcs {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld, e.ObjectNew
-		if o == nil || n == nil {
-			return true
-		}
-		return o.GetGeneration() != n.GetGeneration() ||
-			!maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
-			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
-			o.GetDeletionTimestamp().IsZero() != n.GetDeletionTimestamp().IsZero() ||
-			!equality.Semantic.DeepEqual(o.GetOwnerReferences(), n.GetOwnerReferences())
-	}}
 }
 
 // clusterChanged passes Cluster changes the control plane acts on: pause,

@@ -1,12 +1,17 @@
 package webhooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // changedPaths compares two values in their JSON form (what the user wrote
@@ -44,6 +49,17 @@ func changedPaths(root *field.Path, oldValue, newValue any, ignore ...string) ([
 	var out []*field.Path
 	diffJSON(root, oldJSON, newJSON, &out)
 	return out, nil
+}
+
+// templateImmutable refuses an update of a template (obj, of kind gk) whose
+// spec.template.spec changed from oldSpec to newSpec, with one Forbidden
+// error (detail) per changed field, except for CAPI topology dry-runs
+// (isTopologyDryRun).
+func templateImmutable(ctx context.Context, gk schema.GroupKind, obj metav1.Object, oldSpec, newSpec any, detail string) error {
+	if isTopologyDryRun(ctx, obj) {
+		return nil
+	}
+	return webhookutil.Invalid(gk, obj, immutabilityErrors(field.NewPath("spec", "template", "spec"), oldSpec, newSpec, detail))
 }
 
 // immutabilityErrors returns one Forbidden error per changed path.

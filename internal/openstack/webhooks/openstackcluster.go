@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta2-openstackcluster,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,versions=v1beta2,name=validation.openstackcluster.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -35,14 +36,18 @@ import (
 // read once). The one exception, as in CAPO, is replacing the filter of
 // spec.network or spec.subnets by the ID it resolved to (in status), which
 // changes nothing the controller does.
-type openStackClusterWebhook struct{}
+type openStackClusterWebhook struct {
+	webhookutil.AllowDelete[*infrav1.OpenStackCluster]
+}
 
 var _ admission.Validator[*infrav1.OpenStackCluster] = &openStackClusterWebhook{}
 
 // openStackClusterTemplateWebhook validates OpenStackClusterTemplates:
 // spec.template.spec is immutable (a cluster made from a template keeps
 // its network and endpoint for life), except in CAPI topology dry-runs.
-type openStackClusterTemplateWebhook struct{}
+type openStackClusterTemplateWebhook struct {
+	webhookutil.AllowDelete[*infrav1.OpenStackClusterTemplate]
+}
 
 var _ admission.Validator[*infrav1.OpenStackClusterTemplate] = &openStackClusterTemplateWebhook{}
 
@@ -75,7 +80,7 @@ var networkFields = []string{"managedSubnets", "managedNetwork", "managedRouter"
 // security group rule, and the bastion's ports.
 func (*openStackClusterWebhook) ValidateCreate(_ context.Context, c *infrav1.OpenStackCluster) (admission.Warnings, error) {
 	warnings, errs := validateClusterSpec(field.NewPath("spec"), &c.Spec)
-	return warnings, invalid(openStackClusterGK, c, errs)
+	return warnings, webhookutil.Invalid(openStackClusterGK, c, errs)
 }
 
 // ValidateUpdate refuses changes of what is fixed at creation, naming
@@ -84,34 +89,20 @@ func (*openStackClusterWebhook) ValidateUpdate(_ context.Context, oldC, newC *in
 	specPath := field.NewPath("spec")
 	warnings, errs := validateClusterSpec(specPath, &newC.Spec)
 	errs = append(errs, clusterUpdateErrors(specPath, &oldC.Spec, &newC.Spec, &oldC.Status)...)
-	return warnings, invalid(openStackClusterGK, newC, errs)
-}
-
-// ValidateDelete allows every deletion.
-func (*openStackClusterWebhook) ValidateDelete(context.Context, *infrav1.OpenStackCluster) (admission.Warnings, error) {
-	return nil, nil
+	return warnings, webhookutil.Invalid(openStackClusterGK, newC, errs)
 }
 
 // ValidateCreate checks the template's cluster spec as a cluster's.
 func (*openStackClusterTemplateWebhook) ValidateCreate(_ context.Context, t *infrav1.OpenStackClusterTemplate) (admission.Warnings, error) {
 	warnings, errs := validateClusterSpec(field.NewPath("spec", "template", "spec"), &t.Spec.Template.Spec)
-	return warnings, invalid(openStackClusterTemplateGK, t, errs)
+	return warnings, webhookutil.Invalid(openStackClusterTemplateGK, t, errs)
 }
 
 // ValidateUpdate refuses changes of spec.template.spec, naming every
 // changed field, except for CAPI topology dry-runs.
 func (*openStackClusterTemplateWebhook) ValidateUpdate(ctx context.Context, oldT, newT *infrav1.OpenStackClusterTemplate) (admission.Warnings, error) {
-	if isTopologyDryRun(ctx, newT) {
-		return nil, nil
-	}
-	errs := immutabilityErrors(field.NewPath("spec", "template", "spec"),
-		&oldT.Spec.Template.Spec, &newT.Spec.Template.Spec, openStackClusterTemplateImmutable)
-	return nil, invalid(openStackClusterTemplateGK, newT, errs)
-}
-
-// ValidateDelete allows every deletion.
-func (*openStackClusterTemplateWebhook) ValidateDelete(context.Context, *infrav1.OpenStackClusterTemplate) (admission.Warnings, error) {
-	return nil, nil
+	return nil, templateImmutable(ctx, openStackClusterTemplateGK, newT, &oldT.Spec.Template.Spec, &newT.Spec.Template.Spec,
+		openStackClusterTemplateImmutable)
 }
 
 // validateClusterSpec checks a cluster spec on its own (create, and the

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta2-openstackmachine,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,versions=v1beta2,name=validation.openstackmachine.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -18,7 +19,9 @@ import (
 //     never changes;
 //   - identityRef, so that credentials can be rotated (CAPO allows it too;
 //     its region stays immutable through a CEL rule).
-type openStackMachineWebhook struct{}
+type openStackMachineWebhook struct {
+	webhookutil.AllowDelete[*infrav1.OpenStackMachine]
+}
 
 var _ admission.Validator[*infrav1.OpenStackMachine] = &openStackMachineWebhook{}
 
@@ -32,7 +35,7 @@ const (
 // with port security disabled.
 func (*openStackMachineWebhook) ValidateCreate(_ context.Context, m *infrav1.OpenStackMachine) (admission.Warnings, error) {
 	warnings, errs := validatePortSecurity(field.NewPath("spec", "ports"), m.Spec.Ports, m.Spec.SecurityGroups)
-	return warnings, invalid(openStackMachineGK, m, errs)
+	return warnings, webhookutil.Invalid(openStackMachineGK, m, errs)
 }
 
 // ValidateUpdate refuses changes of immutable fields, naming every changed
@@ -43,10 +46,5 @@ func (*openStackMachineWebhook) ValidateUpdate(_ context.Context, oldM, newM *in
 	if oldM.Spec.ProviderID != "" && newM.Spec.ProviderID != oldM.Spec.ProviderID {
 		errs = append(errs, field.Forbidden(specPath.Child("providerID"), providerIDSetOnce))
 	}
-	return nil, invalid(openStackMachineGK, newM, errs)
-}
-
-// ValidateDelete allows every deletion.
-func (*openStackMachineWebhook) ValidateDelete(context.Context, *infrav1.OpenStackMachine) (admission.Warnings, error) {
-	return nil, nil
+	return nil, webhookutil.Invalid(openStackMachineGK, newM, errs)
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta2-openstackmachinetemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates,versions=v1beta2,name=validation.openstackmachinetemplate.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -18,7 +19,9 @@ import (
 // dry-runs changes to templates (dry-run requests carrying the
 // topology.cluster.x-k8s.io/dry-run annotation) to compute its diffs; the
 // CAPI contract for InfraMachineTemplates requires letting them through.
-type openStackMachineTemplateWebhook struct{}
+type openStackMachineTemplateWebhook struct {
+	webhookutil.AllowDelete[*infrav1.OpenStackMachineTemplate]
+}
 
 var _ admission.Validator[*infrav1.OpenStackMachineTemplate] = &openStackMachineTemplateWebhook{}
 
@@ -39,21 +42,12 @@ func (*openStackMachineTemplateWebhook) ValidateCreate(_ context.Context, t *inf
 	if spec.ProviderID != "" {
 		errs = append(errs, field.Forbidden(specPath.Child("providerID"), providerIDInTemplate))
 	}
-	return warnings, invalid(openStackMachineTemplateGK, t, errs)
+	return warnings, webhookutil.Invalid(openStackMachineTemplateGK, t, errs)
 }
 
 // ValidateUpdate refuses changes of spec.template.spec, naming every
 // changed field, except for CAPI topology dry-runs.
 func (*openStackMachineTemplateWebhook) ValidateUpdate(ctx context.Context, oldT, newT *infrav1.OpenStackMachineTemplate) (admission.Warnings, error) {
-	if isTopologyDryRun(ctx, newT) {
-		return nil, nil
-	}
-	errs := immutabilityErrors(field.NewPath("spec", "template", "spec"),
-		&oldT.Spec.Template.Spec, &newT.Spec.Template.Spec, openStackMachineTemplateImmutable)
-	return nil, invalid(openStackMachineTemplateGK, newT, errs)
-}
-
-// ValidateDelete allows every deletion.
-func (*openStackMachineTemplateWebhook) ValidateDelete(context.Context, *infrav1.OpenStackMachineTemplate) (admission.Warnings, error) {
-	return nil, nil
+	return nil, templateImmutable(ctx, openStackMachineTemplateGK, newT, &oldT.Spec.Template.Spec, &newT.Spec.Template.Spec,
+		openStackMachineTemplateImmutable)
 }

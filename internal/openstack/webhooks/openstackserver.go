@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1alpha1-openstackserver,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,versions=v1alpha1,name=validation.openstackserver.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -17,7 +18,9 @@ import (
 // a new object. The only exception is identityRef, whose region is kept
 // immutable by CEL: the credentials may be rotated (an OpenStackMachine's
 // identityRef may change, and its controller passes it on to the server).
-type openStackServerWebhook struct{}
+type openStackServerWebhook struct {
+	webhookutil.AllowDelete[*infrav1alpha1.OpenStackServer]
+}
 
 var _ admission.Validator[*infrav1alpha1.OpenStackServer] = &openStackServerWebhook{}
 
@@ -28,17 +31,12 @@ const openStackServerImmutable = "an OpenStackServer's spec is immutable (except
 // with port security disabled.
 func (*openStackServerWebhook) ValidateCreate(_ context.Context, s *infrav1alpha1.OpenStackServer) (admission.Warnings, error) {
 	warnings, errs := validatePortSecurity(field.NewPath("spec", "ports"), s.Spec.Ports, s.Spec.SecurityGroups)
-	return warnings, invalid(openStackServerGK, s, errs)
+	return warnings, webhookutil.Invalid(openStackServerGK, s, errs)
 }
 
 // ValidateUpdate refuses any change of the spec but identityRef, naming
 // every changed field.
 func (*openStackServerWebhook) ValidateUpdate(_ context.Context, oldS, newS *infrav1alpha1.OpenStackServer) (admission.Warnings, error) {
 	errs := immutabilityErrors(field.NewPath("spec"), &oldS.Spec, &newS.Spec, openStackServerImmutable, "identityRef")
-	return nil, invalid(openStackServerGK, newS, errs)
-}
-
-// ValidateDelete allows every deletion.
-func (*openStackServerWebhook) ValidateDelete(context.Context, *infrav1alpha1.OpenStackServer) (admission.Warnings, error) {
-	return nil, nil
+	return nil, webhookutil.Invalid(openStackServerGK, newS, errs)
 }

@@ -20,9 +20,7 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cluster-api/util/topology"
@@ -31,38 +29,19 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
 // SetupWebhooks registers the validating webhooks of OpenStackServer,
 // OpenStackMachine, OpenStackMachineTemplate, OpenStackCluster and
 // OpenStackClusterTemplate with the manager's webhook server. The manager's scheme must know both infrastructure API versions.
 func SetupWebhooks(mgr ctrl.Manager) error {
-	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1alpha1.OpenStackServer{}).
-		WithValidator(&openStackServerWebhook{}).
-		Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenStackServer webhook: %w", err)
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1.OpenStackMachine{}).
-		WithValidator(&openStackMachineWebhook{}).
-		Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenStackMachine webhook: %w", err)
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1.OpenStackMachineTemplate{}).
-		WithValidator(&openStackMachineTemplateWebhook{}).
-		Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenStackMachineTemplate webhook: %w", err)
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1.OpenStackCluster{}).
-		WithValidator(&openStackClusterWebhook{}).
-		Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenStackCluster webhook: %w", err)
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &infrav1.OpenStackClusterTemplate{}).
-		WithValidator(&openStackClusterTemplateWebhook{}).
-		Complete(); err != nil {
-		return fmt.Errorf("setting up the OpenStackClusterTemplate webhook: %w", err)
-	}
-	return nil
+	return webhookutil.Register(mgr,
+		webhookutil.Validator(&infrav1alpha1.OpenStackServer{}, &openStackServerWebhook{}),
+		webhookutil.Validator(&infrav1.OpenStackMachine{}, &openStackMachineWebhook{}),
+		webhookutil.Validator(&infrav1.OpenStackMachineTemplate{}, &openStackMachineTemplateWebhook{}),
+		webhookutil.Validator(&infrav1.OpenStackCluster{}, &openStackClusterWebhook{}),
+		webhookutil.Validator(&infrav1.OpenStackClusterTemplate{}, &openStackClusterTemplateWebhook{}))
 }
 
 // Group kinds for the errors. They do not depend on the decoded object's
@@ -74,19 +53,6 @@ var (
 	openStackClusterGK         = infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind()
 	openStackClusterTemplateGK = infrav1.GroupVersion.WithKind("OpenStackClusterTemplate").GroupKind()
 )
-
-// invalid turns field errors into one Invalid API error listing all of them,
-// or nil when there are none.
-func invalid(gk schema.GroupKind, obj metav1.Object, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	name := obj.GetName()
-	if name == "" {
-		name = obj.GetGenerateName()
-	}
-	return apierrors.NewInvalid(gk, name, errs)
-}
 
 // isTopologyDryRun tells whether the request in ctx is a dry-run made by
 // CAPI's topology controller (dry-run and the object carries

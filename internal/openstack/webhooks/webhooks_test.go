@@ -458,13 +458,3 @@ func TestValidateDeleteAllows(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-func TestInvalidUsesGenerateName(t *testing.T) {
-	m := baseMachine()
-	m.Name = ""
-	m.GenerateName = "worker-"
-	err := invalid(openStackMachineGK, m, field.ErrorList{field.Forbidden(field.NewPath("spec"), "x")})
-	if !strings.Contains(err.Error(), `"worker-"`) {
-		t.Errorf("error does not name the object: %v", err)
-	}
-}

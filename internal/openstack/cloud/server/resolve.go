@@ -58,6 +58,19 @@ func notFound(what string, filter any) error {
 		Message: fmt.Sprintf("no %s matches %s", what, describe(filter))}
 }
 
+// only is the ID (id(i) of list[i]) of the one resource of kind what
+// that matched filter: a terminal NotFound when none did, Ambiguous when
+// several did.
+func only[T any](what string, filter any, list []T, id func(i int) string) (string, error) {
+	switch len(list) {
+	case 0:
+		return "", notFound(what, filter)
+	case 1:
+		return id(0), nil
+	}
+	return "", ambiguous(what, filter, len(list))
+}
+
 func ambiguous(what string, filter any, n int) error {
 	return &clients.Error{Class: clients.Terminal, Reason: clients.ReasonAmbiguous,
 		Message: fmt.Sprintf("%d %ss match %s; the filter must match exactly one", n, what, describe(filter))}
@@ -96,13 +109,7 @@ func (r *resolver) image(ctx context.Context, p infrav1.ImageParam) (string, err
 			if err != nil {
 				return "", clients.Classify(err, "looking up the image")
 			}
-			switch len(list) {
-			case 0:
-				return "", notFound("image", p.Filter)
-			case 1:
-				return list[0].ID, nil
-			}
-			return "", ambiguous("image", p.Filter, len(list))
+			return only("image", p.Filter, list, func(i int) string { return list[i].ID })
 		})
 	}
 	return "", &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec, Message: "spec.image needs id or filter"}
@@ -127,13 +134,7 @@ func (r *resolver) flavor(ctx context.Context, spec *infrav1alpha1.OpenStackServ
 				ids = append(ids, f.ID)
 			}
 		}
-		switch len(ids) {
-		case 0:
-			return "", notFound("flavor", map[string]string{"name": name})
-		case 1:
-			return ids[0], nil
-		}
-		return "", ambiguous("flavor", map[string]string{"name": name}, len(ids))
+		return only("flavor", map[string]string{"name": name}, ids, func(i int) string { return ids[i] })
 	})
 }
 
@@ -156,13 +157,7 @@ func (r *resolver) serverGroup(ctx context.Context, p infrav1.ServerGroupParam) 
 				ids = append(ids, g.ID)
 			}
 		}
-		switch len(ids) {
-		case 0:
-			return "", notFound("server group", p.Filter)
-		case 1:
-			return ids[0], nil
-		}
-		return "", ambiguous("server group", p.Filter, len(ids))
+		return only("server group", p.Filter, ids, func(i int) string { return ids[i] })
 	})
 }
 
@@ -193,13 +188,7 @@ func (r *resolver) network(ctx context.Context, p *infrav1.NetworkParam) (string
 		if err != nil {
 			return "", clients.Classify(err, "looking up a network")
 		}
-		switch len(list) {
-		case 0:
-			return "", notFound("network", f)
-		case 1:
-			return list[0].ID, nil
-		}
-		return "", ambiguous("network", f, len(list))
+		return only("network", f, list, func(i int) string { return list[i].ID })
 	})
 }
 
@@ -221,13 +210,7 @@ func (r *resolver) subnet(ctx context.Context, networkID string, p *infrav1.Subn
 		if err != nil {
 			return "", clients.Classify(err, "looking up a subnet")
 		}
-		switch len(list) {
-		case 0:
-			return "", notFound("subnet", f)
-		case 1:
-			return list[0].ID, nil
-		}
-		return "", ambiguous("subnet", f, len(list))
+		return only("subnet", f, list, func(i int) string { return list[i].ID })
 	})
 }
 
@@ -247,13 +230,7 @@ func (r *resolver) securityGroup(ctx context.Context, p infrav1.SecurityGroupPar
 		if err != nil {
 			return "", clients.Classify(err, "looking up a security group")
 		}
-		switch len(list) {
-		case 0:
-			return "", notFound("security group", f)
-		case 1:
-			return list[0].ID, nil
-		}
-		return "", ambiguous("security group", f, len(list))
+		return only("security group", f, list, func(i int) string { return list[i].ID })
 	})
 }
 

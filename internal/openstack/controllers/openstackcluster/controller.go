@@ -7,15 +7,12 @@ package openstackcluster
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -27,10 +24,11 @@ import (
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
-	"github.com/ocp-capi/ocp-capi/internal/notfound"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/cluster"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/scope"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 var (
@@ -39,6 +37,10 @@ var (
 		infrav1.APIEndpointReadyCondition, infrav1.BastionReadyCondition,
 	}
 	ownedConditions = append([]string{infrav1.ReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition}, stepConditions...)
+	// status is how the status is written: Deleting counts against Ready,
+	// so deletion progress shows there.
+	status = skeleton.Status{Kind: "OpenStackCluster", Owned: ownedConditions,
+		Summary: append(append([]string{}, stepConditions...), clusterv1.DeletingCondition), Negative: []string{clusterv1.DeletingCondition}}
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
@@ -90,10 +92,7 @@ func (r *Reconciler) connect(ctx context.Context, s *clusterScope) error {
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&infrav1.OpenStackCluster{}).
-		WithOptions(opts).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+	return manager.FilteredController(ctx, mgr, &infrav1.OpenStackCluster{}, opts, r.WatchFilterValue).
 		Owns(&infrav1alpha1.OpenStackServer{}).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("OpenStackCluster"), mgr.GetClient(), &infrav1.OpenStackCluster{})),
@@ -139,22 +138,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// this pass (not by CAPI's EnsurePausedCondition, which would write it
 	// alone first), so the first stored conditions are complete.
 	isPaused, pausedCondition := conditions.Paused(cluster, osc, "OpenStackCluster")
-
-	helper, err := patch.NewHelper(osc, r.Client)
+	w, err := status.Start(r.Client, osc, pausedCondition)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	conditions.InitUnknown(osc, ownedConditions...)
-	capiconditions.Set(osc, pausedCondition)
-	defer func() {
-		// Deleting counts against Ready, so deletion progress shows there.
-		_ = capiconditions.SetSummaryCondition(osc, osc, infrav1.ReadyCondition,
-			capiconditions.ForConditionTypes(append(append([]string{}, stepConditions...), clusterv1.DeletingCondition)),
-			capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
-		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && (!notfound.Is(err) || osc.DeletionTimestamp.IsZero()) {
-			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackCluster: %w", err))
-		}
-	}()
+	defer func() { reterr = errors.Join(reterr, w.Finish(ctx, reterr)) }()
 
 	if isPaused {
 		return ctrl.Result{}, nil

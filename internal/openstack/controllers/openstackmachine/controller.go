@@ -8,13 +8,10 @@ package openstackmachine
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -25,12 +22,14 @@ import (
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
-	"github.com/ocp-capi/ocp-capi/internal/notfound"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 var (
 	summaryConditions = []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
 	ownedConditions   = append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, summaryConditions...)
+	status            = skeleton.Status{Kind: "OpenStackMachine", Owned: ownedConditions, Summary: summaryConditions}
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
@@ -85,10 +84,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&infrav1.OpenStackMachine{}).
-		WithOptions(opts).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+	return manager.FilteredController(ctx, mgr, &infrav1.OpenStackMachine{}, opts, r.WatchFilterValue).
 		Owns(&infrav1alpha1.OpenStackServer{}).
 		Watches(&clusterv1.Machine{},
 			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("OpenStackMachine")))).
@@ -129,21 +125,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// this pass (not by CAPI's EnsurePausedCondition, which would write it
 	// alone first), so the first stored conditions are complete.
 	isPaused, pausedCondition := conditions.Paused(cluster, osm, "OpenStackMachine")
-
-	helper, err := patch.NewHelper(osm, r.Client)
+	w, err := status.Start(r.Client, osm, pausedCondition)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	conditions.InitUnknown(osm, ownedConditions...)
-	capiconditions.Set(osm, pausedCondition)
-	defer func() {
-		_ = capiconditions.SetSummaryCondition(osm, osm, infrav1.ReadyCondition,
-			capiconditions.ForConditionTypes(summaryConditions))
-		// Once the finalizer is gone the object may be gone too.
-		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil && (!notfound.Is(err) || osm.DeletionTimestamp.IsZero()) {
-			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackMachine: %w", err))
-		}
-	}()
+	defer func() { reterr = errors.Join(reterr, w.Finish(ctx, reterr)) }()
 
 	if isPaused {
 		return ctrl.Result{}, nil

@@ -11,9 +11,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -21,11 +18,17 @@ import (
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
-var ownedConditions = []string{infrav1.ReadyCondition, infrav1.CapacityResolvedCondition}
+var (
+	ownedConditions = []string{infrav1.ReadyCondition, infrav1.CapacityResolvedCondition}
+	status          = skeleton.Status{Kind: "OpenStackMachineTemplate", Owned: ownedConditions,
+		Summary: []string{infrav1.CapacityResolvedCondition}}
+)
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates/status,verbs=get;update;patch
@@ -41,12 +44,8 @@ type Reconciler struct {
 // (plus the first sight of each template): a template's flavor does not
 // change, so periodic resyncs would only cost Nova calls.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&infrav1.OpenStackMachineTemplate{}).
-		WithOptions(opts).
-		WithEventFilter(predicate.And(
-			predicates.ResourceHasFilterLabel(mgr.GetScheme(), ctrl.LoggerFrom(ctx), r.WatchFilterValue),
-			predicate.GenerationChangedPredicate{})).
+	return manager.FilteredController(ctx, mgr, &infrav1.OpenStackMachineTemplate{}, opts, r.WatchFilterValue).
+		WithEventFilter(predicate.GenerationChangedPredicate{}).
 		Complete(r)
 }
 
@@ -59,17 +58,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !t.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	helper, err := patch.NewHelper(t, r.Client)
+	w, err := status.Start(r.Client, t)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	conditions.InitUnknown(t, ownedConditions...)
-	defer func() {
-		_ = capiconditions.SetSummaryCondition(t, t, infrav1.ReadyCondition, capiconditions.ForConditionTypes{infrav1.CapacityResolvedCondition})
-		if err := helper.Patch(ctx, t, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
-			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackMachineTemplate: %w", err))
-		}
-	}()
+	defer func() { reterr = errors.Join(reterr, w.Finish(ctx, reterr)) }()
 
 	ref := t.Spec.Template.Spec.IdentityRef
 	if ref == nil {

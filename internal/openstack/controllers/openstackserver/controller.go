@@ -5,15 +5,12 @@ package openstackserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -26,8 +23,9 @@ import (
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
-	"github.com/ocp-capi/ocp-capi/internal/notfound"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
+	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
 // The conditions this controller owns. Ready summarizes the step
@@ -35,6 +33,11 @@ import (
 var (
 	stepConditions  = []string{infrav1.ReferencesResolvedCondition, infrav1.PortsReadyCondition, infrav1.VolumesReadyCondition, infrav1.InstanceReadyCondition}
 	ownedConditions = append([]string{infrav1.ReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition}, stepConditions...)
+	// status is how the status is written: Ready summarises the step
+	// conditions and Deleting, so a deletion that is blocked shows in Ready
+	// too.
+	status = skeleton.Status{Kind: "OpenStackServer", Owned: ownedConditions,
+		Summary: append([]string{clusterv1.DeletingCondition}, stepConditions...), Negative: []string{clusterv1.DeletingCondition}}
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;update;patch
@@ -57,14 +60,10 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	log := ctrl.LoggerFrom(ctx)
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&infrav1alpha1.OpenStackServer{}).
-		WithOptions(opts).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+	return manager.FilteredController(ctx, mgr, &infrav1alpha1.OpenStackServer{}, opts, r.WatchFilterValue).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(r.clusterToServers),
-			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), log))).
+			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), ctrl.LoggerFrom(ctx)))).
 		Complete(r)
 }
 
@@ -111,27 +110,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// alone first), so the first stored conditions are complete.
 	isPaused, pausedCondition := conditions.Paused(cluster, oss, "OpenStackServer")
 
-	helper, err := patch.NewHelper(oss, r.Client)
+	w, err := status.Start(r.Client, oss, pausedCondition)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	r.memo.fill(oss)
-	conditions.InitUnknown(oss, ownedConditions...)
-	capiconditions.Set(oss, pausedCondition)
 	defer func() {
-		summarize(oss)
 		if controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
 			r.memo.record(oss)
 		} else {
 			r.memo.forget(oss.UID)
 		}
-		// Once the finalizer is gone the object may be gone too.
-		err := helper.Patch(ctx, oss, patch.WithOwnedConditions{Conditions: ownedConditions})
-		gone := err != nil && notfound.Is(err) && !oss.DeletionTimestamp.IsZero()
-		if err != nil && !gone {
-			reterr = errors.Join(reterr, fmt.Errorf("patching OpenStackServer: %w", err))
-		}
-		if (err == nil || gone) && !oss.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
+		// Once the finalizer is gone the object may be gone too: Finish
+		// takes that as written.
+		err := w.Finish(ctx, reterr)
+		reterr = errors.Join(reterr, err)
+		if err == nil && !oss.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer) {
 			// Deletion is complete; passes on stale copies are skipped.
 			r.memo.markFinished(oss.UID, time.Now())
 		}
@@ -145,12 +139,4 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	conditions.MarkFalse(oss, clusterv1.DeletingCondition, clusterv1.NotDeletingReason, "")
 	return r.reconcileNormal(ctx, oss)
-}
-
-// summarize computes Ready from the step conditions and Deleting, so a
-// deletion that is blocked shows in Ready too.
-func summarize(oss *infrav1alpha1.OpenStackServer) {
-	_ = capiconditions.SetSummaryCondition(oss, oss, infrav1.ReadyCondition,
-		capiconditions.ForConditionTypes(append([]string{clusterv1.DeletingCondition}, stepConditions...)),
-		capiconditions.NegativePolarityConditionTypes{clusterv1.DeletingCondition})
 }
