@@ -34,7 +34,11 @@ E2E_ASSISTED_PORT_3 ?= 16446
 # The BuildController suite's registry (hack/osbuild/registry.sh, started by
 # the suite): builds in pods push to it at the node IP.
 E2E_REGISTRY_PORT ?= 16447
-E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2),$(E2E_ASSISTED_PORT_3),$(E2E_REGISTRY_PORT)
+# The migration suite's counting proxy in front of the local OpenStack
+# (test/openstackproxy): one listener per OpenStack port, at that port plus
+# 20000 (proxyPortOffset in test/e2e/migration_test.go).
+E2E_OPENSTACK_PROXY_PORTS := 25000,28774,28776,28778,29292,29696,29876
+E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2),$(E2E_ASSISTED_PORT_3),$(E2E_REGISTRY_PORT),$(E2E_OPENSTACK_PROXY_PORTS)
 E2E_ARTIFACTS ?= $(ROOT)/_artifacts/e2e
 E2E_RELEASE_DIR ?= $(ROOT)/out
 # E2E_RELEASE=0 uses E2E_RELEASE_DIR as it is (no make release / make images).

@@ -99,6 +99,9 @@ type Proxy struct {
 	order  []*front
 	closed bool
 
+	// listen chooses a listener's address (NewListening); nil: 127.0.0.1:0.
+	listen func(upstreamOrigin string) string
+
 	callsMu sync.Mutex
 	calls   []Call
 
@@ -126,6 +129,14 @@ type serviceRoot struct {
 // clouds.yaml, with or without its /v3). The proxy listens on 127.0.0.1; give [Proxy.AuthURL]
 // to the client instead of the real auth URL.
 func New(upstreamKeystoneURL string) (*Proxy, error) {
+	return NewListening(upstreamKeystoneURL, nil)
+}
+
+// NewListening is New with the address of each listener chosen by listen, given the upstream
+// origin it stands in for ("http://127.0.0.1:9696"): for clients that reach the proxy only
+// through fixed ports (the pods of a local management cluster, through its port forwards). A
+// nil listen, or "", is 127.0.0.1:0.
+func NewListening(upstreamKeystoneURL string, listen func(upstreamOrigin string) string) (*Proxy, error) {
 	u, err := url.Parse(upstreamKeystoneURL)
 	if err != nil {
 		return nil, fmt.Errorf("openstackproxy: keystone URL: %w", err)
@@ -142,6 +153,7 @@ func New(upstreamKeystoneURL string) (*Proxy, error) {
 		transport: tr,
 		done:      make(chan struct{}),
 		fronts:    map[string]*front{},
+		listen:    listen,
 	}
 	if err := p.register(upstreamKeystoneURL, ServiceIdentity); err != nil {
 		return nil, err
@@ -273,7 +285,13 @@ func (p *Proxy) register(endpointURL, serviceType string) error {
 }
 
 func (p *Proxy) startFront(upstream *url.URL) (*front, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := "127.0.0.1:0"
+	if p.listen != nil {
+		if a := p.listen(originOf(upstream)); a != "" {
+			addr = a
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("openstackproxy: listen: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -795,4 +796,53 @@ func TestLoadCloud(t *testing.T) {
 	if _, err := LoadCloud(path, "nope"); err == nil {
 		t.Errorf("unknown cloud accepted")
 	}
+}
+
+// TestNewListening: every listener is where listen says (the catalog's
+// origins too), so that clients behind fixed port forwards reach it.
+func TestNewListening(t *testing.T) {
+	fc := newFakeCloud(t)
+	ports, err := envtestFreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		fc.keystone.URL: fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		fc.compute.URL:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
+	}
+	p, err := NewListening(fc.keystone.URL+"/v3/", func(origin string) string { return want[origin] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if p.URL() != "http://"+want[fc.keystone.URL] {
+		t.Errorf("keystone listener %s, want %s", p.URL(), want[fc.keystone.URL])
+	}
+	authenticate(t, p)
+	if got := p.Rewrite(fc.compute.URL + "/v2.1"); got != "http://"+want[fc.compute.URL]+"/v2.1" {
+		t.Errorf("compute listener %s, want %s", got, want[fc.compute.URL])
+	}
+	if got := p.Rewrite(fc.network.URL); !strings.HasPrefix(got, "http://127.0.0.1:") || got == fc.network.URL {
+		t.Errorf("network listener %s: an origin listen says nothing of gets a free port", got)
+	}
+}
+
+// envtestFreePorts are n free local ports.
+func envtestFreePorts(n int) ([]int, error) {
+	var out []int
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
 }

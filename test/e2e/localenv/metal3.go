@@ -3,6 +3,7 @@ package localenv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +40,19 @@ import (
 //   - the workload Node labelled metal3.io/uuid=<host UID> (which the
 //     bootstrap provider asks the installer to put on the host) gets the
 //     machine's providerID, as CAPM3 sets it;
-//   - deleting a Metal3Machine releases its host (deprovisioned: available).
+//   - deleting a Metal3Machine releases its host (deprovisioned: available);
+//   - a paused Metal3Machine (cluster.x-k8s.io/paused, or its Cluster's
+//     spec.paused) is not acted on at all, its deletion included (CAPM3's
+//     metal3machine controller returns for a paused object);
+//   - a Metal3Machine that names its host in the annotation
+//     metal3.io/BareMetalHost (<namespace>/<name>, any namespace) gets that
+//     host: it becomes the host's consumer, and a host that already has an
+//     image keeps it and is not provisioned again (CAPM3's getHost,
+//     setHostConsumerRef, setHostSpec in baremetal/metal3machine_manager.go).
+//     This is how a machine the Machine API ran keeps its host when it
+//     moves to Cluster API. An existing spec.providerID is kept;
+//   - a host a Metal3Machine takes gets it as controller owner (CAPM3's
+//     setHostConsumerRef), which release drops.
 //
 // It drives no BMC, runs no Ironic and boots nothing.
 type Metal3 struct {
@@ -114,6 +128,9 @@ func (m *Metal3) reconcileMachine(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := m.c.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if paused, err := m.paused(ctx, obj); err != nil || paused {
+		return ctrl.Result{}, err
+	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, m.release(ctx, obj)
 	}
@@ -138,7 +155,13 @@ func (m *Metal3) reconcileMachine(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err != nil || host == nil {
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, err
 	}
-	providerID := fmt.Sprintf("metal3://%s/%s/%s", host.Namespace, host.Name, obj.GetName())
+	// An existing providerID (a machine that moved from the Machine API) is
+	// kept: CAPM3 reads it back (GetProviderIDAndBMHID).
+	providerID, _, _ := unstructured.NestedString(obj.Object, "spec", "providerID")
+	keepID := providerID != ""
+	if !keepID {
+		providerID = fmt.Sprintf("metal3://%s/%s/%s", host.Namespace, host.Name, obj.GetName())
+	}
 	if provisioned, _, _ := unstructured.NestedBool(obj.Object, "status", "initialization", "provisioned"); !provisioned {
 		base := obj.DeepCopy()
 		ann := obj.GetAnnotations()
@@ -147,7 +170,9 @@ func (m *Metal3) reconcileMachine(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		ann["metal3.io/BareMetalHost"] = host.Namespace + "/" + host.Name
 		obj.SetAnnotations(ann)
-		_ = unstructured.SetNestedField(obj.Object, providerID, "spec", "providerID")
+		if !keepID {
+			_ = unstructured.SetNestedField(obj.Object, providerID, "spec", "providerID")
+		}
 		if err := m.c.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -196,9 +221,78 @@ func (m *Metal3) ownerMachine(ctx context.Context, obj *unstructured.Unstructure
 	return nil, nil
 }
 
-// claimHost returns the host the machine holds, or claims a free one that
-// matches its hostSelector and boots it from url.
+// paused tells whether obj, or its Cluster, is paused.
+func (m *Metal3) paused(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
+	if _, ok := obj.GetAnnotations()[clusterv1.PausedAnnotation]; ok {
+		return true, nil
+	}
+	name := obj.GetLabels()[clusterv1.ClusterNameLabel]
+	if name == "" {
+		return false, nil
+	}
+	cl := &clusterv1.Cluster{}
+	if err := m.c.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, cl); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return ptr.Deref(cl.Spec.Paused, false), nil
+}
+
+// annotatedHost is the host obj names in metal3.io/BareMetalHost, if any.
+func (m *Metal3) annotatedHost(ctx context.Context, obj *unstructured.Unstructured) (*bmhv1alpha1.BareMetalHost, error) {
+	ns, name, ok := strings.Cut(obj.GetAnnotations()["metal3.io/BareMetalHost"], "/")
+	if !ok {
+		return nil, nil
+	}
+	h := &bmhv1alpha1.BareMetalHost{}
+	if err := m.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, h); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return h, nil
+}
+
+// adoptHost makes obj the consumer of the host it names; an image the host
+// has stays.
+func (m *Metal3) adoptHost(ctx context.Context, obj *unstructured.Unstructured, h *bmhv1alpha1.BareMetalHost, url, format string) (*bmhv1alpha1.BareMetalHost, error) {
+	ref := &corev1.ObjectReference{APIVersion: metal3MachineGVK.GroupVersion().String(), Kind: "Metal3Machine", Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if h.Spec.ConsumerRef != nil && *h.Spec.ConsumerRef == *ref && h.Spec.Image != nil && h.Spec.Online && ownedBy(h.OwnerReferences, obj) {
+		return h, nil
+	}
+	base := h.DeepCopy()
+	h.Spec.ConsumerRef = ref
+	h.OwnerReferences = withOwner(h.OwnerReferences, obj)
+	if h.Spec.Image == nil {
+		h.Spec.Image = &bmhv1alpha1.Image{URL: url}
+		if format != "" {
+			h.Spec.Image.DiskFormat = &format
+		}
+	}
+	h.Spec.Online = true
+	if err := m.c.Patch(ctx, h, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if h.Status.Provisioning.State == "provisioned" {
+		return h, nil
+	}
+	base = h.DeepCopy()
+	h.Status.Provisioning.State = "provisioned"
+	h.Status.PoweredOn = true
+	h.Status.OperationalStatus = "OK"
+	return h, m.c.Status().Patch(ctx, h, client.MergeFrom(base))
+}
+
+// claimHost returns the host the machine holds (the one it names, or whose
+// consumer it is), or claims a free one of its namespace that matches its
+// hostSelector and boots it from url.
 func (m *Metal3) claimHost(ctx context.Context, obj *unstructured.Unstructured, url, format string) (*bmhv1alpha1.BareMetalHost, error) {
+	if h, err := m.annotatedHost(ctx, obj); err != nil || h != nil {
+		if h == nil {
+			return nil, err
+		}
+		return m.adoptHost(ctx, obj, h, url, format)
+	}
 	hosts := &bmhv1alpha1.BareMetalHostList{}
 	if err := m.c.List(ctx, hosts, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, err
@@ -218,6 +312,7 @@ func (m *Metal3) claimHost(ctx context.Context, obj *unstructured.Unstructured, 
 		base := h.DeepCopy()
 		h.Spec.ConsumerRef = &corev1.ObjectReference{APIVersion: metal3MachineGVK.GroupVersion().String(), Kind: "Metal3Machine",
 			Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		h.OwnerReferences = withOwner(h.OwnerReferences, obj)
 		h.Spec.Image = &bmhv1alpha1.Image{URL: url}
 		if format != "" {
 			h.Spec.Image.DiskFormat = &format
@@ -244,6 +339,11 @@ func (m *Metal3) release(ctx context.Context, obj *unstructured.Unstructured) er
 	if err := m.c.List(ctx, hosts, client.InNamespace(obj.GetNamespace())); err != nil {
 		return err
 	}
+	if h, err := m.annotatedHost(ctx, obj); err != nil {
+		return err
+	} else if h != nil && h.Namespace != obj.GetNamespace() {
+		hosts.Items = append(hosts.Items, *h)
+	}
 	for i := range hosts.Items {
 		h := &hosts.Items[i]
 		if h.Spec.ConsumerRef == nil || h.Spec.ConsumerRef.Name != obj.GetName() || h.Spec.ConsumerRef.Kind != "Metal3Machine" {
@@ -251,6 +351,7 @@ func (m *Metal3) release(ctx context.Context, obj *unstructured.Unstructured) er
 		}
 		base := h.DeepCopy()
 		h.Spec.ConsumerRef, h.Spec.Image, h.Spec.Online = nil, nil, false
+		h.OwnerReferences = withoutOwner(h.OwnerReferences, obj)
 		if err := m.c.Patch(ctx, h, client.MergeFrom(base)); err != nil {
 			return err
 		}
@@ -265,4 +366,36 @@ func (m *Metal3) release(ctx context.Context, obj *unstructured.Unstructured) er
 		return m.c.Update(ctx, obj)
 	}
 	return nil
+}
+
+// withOwner adds the Metal3Machine obj as the host's controller owner, as
+// CAPM3 does when it takes a host (setHostConsumerRef). In another
+// namespace than the host's, the garbage collector takes that owner for a
+// missing one (and deletes the host): the add-on never moves a machine
+// whose host is outside the CAPI namespace.
+func withOwner(refs []metav1.OwnerReference, obj *unstructured.Unstructured) []metav1.OwnerReference {
+	if ownedBy(refs, obj) {
+		return refs
+	}
+	return append(withoutOwner(refs, obj), metav1.OwnerReference{APIVersion: metal3MachineGVK.GroupVersion().String(), Kind: "Metal3Machine",
+		Name: obj.GetName(), UID: obj.GetUID(), Controller: ptr.To(true)})
+}
+
+func withoutOwner(refs []metav1.OwnerReference, obj *unstructured.Unstructured) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, r := range refs {
+		if r.Kind != "Metal3Machine" || r.Name != obj.GetName() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func ownedBy(refs []metav1.OwnerReference, obj *unstructured.Unstructured) bool {
+	for _, r := range refs {
+		if r.Kind == "Metal3Machine" && r.UID == obj.GetUID() {
+			return true
+		}
+	}
+	return false
 }

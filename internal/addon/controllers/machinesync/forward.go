@@ -59,6 +59,9 @@ func (r *Reconciler) reconcileForward(ctx context.Context, s *scope) error {
 	if err := r.pauseServer(ctx, s); err != nil {
 		return r.fail(ctx, m, ReasonCAPIWriteFailed, "Cannot pause the OpenStackServer: "+err.Error(), err)
 	}
+	if err := r.returnHost(ctx, s); err != nil {
+		return r.fail(ctx, m, ReasonCAPIWriteFailed, "Cannot give the BareMetalHost back to the MAPI Machine: "+err.Error(), err)
+	}
 	if err := r.mirrorCAPIStatus(ctx, s, desired, im); err != nil {
 		return r.fail(ctx, m, ReasonCAPIWriteFailed, "Cannot write the status of the CAPI side: "+err.Error(), err)
 	}
@@ -229,6 +232,11 @@ func (r *Reconciler) releaseCAPI(ctx context.Context, s *scope) error {
 		if err := write.RemoveFinalizers(ctx, r.Client, s.capi, FieldOwner, fs...); err != nil {
 			return err
 		}
+	}
+	// The host must not go with the Metal3Machine (its owner, once CAPM3
+	// ran it).
+	if err := r.returnHost(ctx, s); err != nil {
+		return err
 	}
 	for _, o := range s.partners() {
 		if !annotations.HasPaused(o) {

@@ -405,8 +405,11 @@ func (g *gen) machineOf(ms *mapiv1beta1.MachineSet) *mapiv1beta1.Machine {
 		setKey(&m.Annotations, mapi2capi.MAPIInstanceStateAnnotation, "ACTIVE")
 		setKey(&m.Annotations, mapi2capi.MAPOResourceIDAnnotation, id)
 	case *bmv1alpha1.BareMetalMachineProviderSpec:
-		m.Spec.ProviderID = ptr.To("baremetalhost:///" + testMAPINS + "/" + g.word("host") + "/" + id)
-		setKey(&m.Annotations, mapi2capi.HostAnnotation, testMAPINS+"/"+g.word("host"))
+		// The host is in the CAPI namespace: mapi2capi refuses one
+		// elsewhere (CAPM3 would own it across namespaces).
+		host := g.word("host")
+		m.Spec.ProviderID = ptr.To("baremetalhost:///" + testCAPINS + "/" + host + "/" + id)
+		setKey(&m.Annotations, mapi2capi.HostAnnotation, testCAPINS+"/"+host)
 	}
 	m.Status = mapiv1beta1.MachineStatus{
 		NodeRef:   &corev1.ObjectReference{Kind: "Node", Name: m.Name},

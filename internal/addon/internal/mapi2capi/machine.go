@@ -1,6 +1,7 @@
 package mapi2capi
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -60,6 +61,9 @@ func Machine(m *mapiv1beta1.Machine, infra Infra) (*clusterv1.Machine, client.Ob
 	}
 	prov := convertProvider(&m.Spec, m.Namespace, infra, r)
 	capi := convertMachine(m, infra, r)
+	if prov != nil && prov.machineKind == Metal3MachineKind {
+		checkHostNamespace(m.Annotations[HostAnnotation], infra.Namespace, r)
+	}
 	if len(r.errs) > 0 || prov == nil {
 		return nil, nil, r.warnings, r.errs
 	}
@@ -131,6 +135,25 @@ func convertMachine(m *mapiv1beta1.Machine, infra Infra, r *report) *clusterv1.M
 	}
 	capi.Status = machineStatus(m)
 	return capi
+}
+
+// checkHostNamespace refuses a bare-metal machine whose BareMetalHost
+// (the annotation metal3.io/BareMetalHost, <namespace>/<name>) is not in
+// the CAPI namespace. CAPM3 takes the annotated host wherever it is, and
+// makes the Metal3Machine its controller owner: an ownerReference across
+// namespaces, which the garbage collector takes for a missing owner, so
+// it would delete the host. CAPM3 itself only ever picks hosts of its own
+// namespace. The way out is to run the CAPI side beside the hosts
+// (--capi-namespace set to the hosts' namespace).
+func checkHostNamespace(host, capiNS string, r *report) {
+	ns, _, ok := strings.Cut(host, "/")
+	if !ok || ns == capiNS {
+		return
+	}
+	r.fail(field.Invalid(field.NewPath("metadata", "annotations").Key(HostAnnotation), host,
+		fmt.Sprintf("the BareMetalHost is in namespace %s, not in the CAPI namespace %s: CAPM3 would own it across namespaces, "+
+			"which the garbage collector takes for a missing owner (it would delete the host); run the add-on with --capi-namespace %s",
+			ns, capiNS, ns)))
 }
 
 // machineStatus is what MAPI's status says that CAPI's has a place for.

@@ -1,6 +1,7 @@
 package mapi2capi
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,16 +100,13 @@ func TestMachine(t *testing.T) {
 }
 
 // TestMachineBareMetal: the host of a bare-metal machine is named on the
-// Metal3Machine with the key both actuators look it up by.
+// Metal3Machine with the key both actuators look it up by. The CAPI side
+// runs beside the hosts (--capi-namespace openshift-machine-api).
 func TestMachineBareMetal(t *testing.T) {
-	m := &mapiv1beta1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Name: "ocp-worker-0-x", Namespace: testMAPINS,
-			Annotations: map[string]string{HostAnnotation: "openshift-machine-api/host-3"}},
-		Spec: mapiv1beta1.MachineSpec{ProviderID: ptr.To("baremetalhost:///openshift-machine-api/host-3/uid")},
-	}
-	m.Spec.ProviderSpec = testMachineSet(t, `{"kind":"BareMetalMachineProviderSpec","image":{"url":"u","checksum":"c"},"userData":{"name":"worker-user-data-managed"}}`).Spec.Template.Spec.ProviderSpec
+	m := bareMetalMachine(t, "openshift-machine-api/host-3")
 	infra := testInfra()
 	infra.Platform = configv1.BareMetalPlatformType
+	infra.Namespace = testMAPINS
 	capi, im, _, errs := Machine(m, infra)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -120,12 +118,48 @@ func TestMachineBareMetal(t *testing.T) {
 	if m3m.Annotations[HostAnnotation] != "openshift-machine-api/host-3" || ptr.Deref(m3m.Spec.ProviderID, "") != *m.Spec.ProviderID {
 		t.Errorf("Metal3Machine %v %v", m3m.Annotations, m3m.Spec.ProviderID)
 	}
+	if m3m.Namespace != testMAPINS {
+		t.Errorf("Metal3Machine in %s", m3m.Namespace)
+	}
 	if _, ok := capi.Annotations[HostAnnotation]; ok {
 		t.Errorf("host annotation on the CAPI Machine")
 	}
 	if capi.Spec.InfrastructureRef.Kind != Metal3MachineKind {
 		t.Errorf("ref %+v", capi.Spec.InfrastructureRef)
 	}
+}
+
+// TestMachineBareMetalHostElsewhere: a host outside the CAPI namespace is
+// refused at the annotation's path (CAPM3 would own it across namespaces,
+// and the garbage collector would delete it); the message names the way
+// out.
+func TestMachineBareMetalHostElsewhere(t *testing.T) {
+	infra := testInfra() // CAPI namespace openshift-cluster-api
+	_, _, _, errs := Machine(bareMetalMachine(t, "openshift-machine-api/host-3"), infra)
+	if len(errs) != 1 || errs[0].Field != "metadata.annotations[metal3.io/BareMetalHost]" ||
+		!strings.Contains(errs[0].Detail, "--capi-namespace openshift-machine-api") {
+		t.Fatalf("errors %v", errs)
+	}
+	// A host in the CAPI namespace (one Cluster API chose) is fine, and so
+	// is a machine with no host yet.
+	for _, host := range []string{testCAPINS + "/host-9", ""} {
+		if _, _, _, errs := Machine(bareMetalMachine(t, host), infra); len(errs) > 0 {
+			t.Errorf("host %q: %v", host, errs)
+		}
+	}
+}
+
+func bareMetalMachine(t *testing.T, host string) *mapiv1beta1.Machine {
+	t.Helper()
+	m := &mapiv1beta1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Name: "ocp-worker-0-x", Namespace: testMAPINS},
+		Spec:       mapiv1beta1.MachineSpec{ProviderID: ptr.To("baremetalhost:///openshift-machine-api/host-3/uid")},
+	}
+	if host != "" {
+		m.Annotations = map[string]string{HostAnnotation: host}
+	}
+	m.Spec.ProviderSpec = testMachineSet(t, `{"kind":"BareMetalMachineProviderSpec","image":{"url":"u","checksum":"c"},"userData":{"name":"worker-user-data-managed"}}`).Spec.Template.Spec.ProviderSpec
+	return m
 }
 
 func TestInstanceIDFromProviderID(t *testing.T) {
