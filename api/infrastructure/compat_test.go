@@ -24,6 +24,7 @@ var suite = crdcompat.Suite{
 	// The kinds we serve with CAPO's JSON, at CAPO's version.
 	Kinds: []crdcompat.Kind{
 		{Name: "OpenStackServer", Version: "v1alpha1"},
+		{Name: "OpenStackClusterIdentity", Version: "v1alpha1"},
 		{Name: "OpenStackMachine", Version: "v1beta2"},
 		{Name: "OpenStackMachineTemplate", Version: "v1beta2"},
 		{Name: "OpenStackCluster", Version: "v1beta2"},

@@ -9,6 +9,8 @@ one process, a few dozen requests.
   - external flat network "public" with subnet "public-subnet" 172.24.4.0/24 (like devstack's)
   - public raw image "cirros-fake" (1 MiB of zeros; the fake virt driver never boots it)
   - public flavors m1.tiny (1 vCPU, 512 MiB, 1 GiB) and m1.small (1 vCPU, 2048 MiB, 20 GiB)
+  - with octavia: load balancer flavor "ocp-capi-single" (amphora, SINGLE topology) and availability
+    zone "ocp-capi-az" (amphora, compute zone nova), each with its profile
   - quotas of project demo: room for 20 servers with 3 ports and 2 volumes each, plus headroom
   - application credential "ocp-capi-local" of user demo
   - /etc/openstack/clouds.yaml with local (admin), local-demo (member), local-appcred
@@ -175,6 +177,28 @@ def main():
         else:
             raise SystemExit("image %s did not become active" % IMAGE_NAME)
         changed.append("image " + IMAGE_NAME)
+
+    # --- octavia flavor and availability zone (admin-only objects; members may use them) ----
+    if WITH_OCTAVIA:
+        lbaas = endpoint(admin, "load-balancer") + "/v2/lbaas"
+
+        def octavia_pair(kind, one, listkey, profiles, profile_one, profile_listkey, profile_key, data_key,
+                         data, name):
+            """A profile and the flavor or availability zone using it, both named name."""
+            prof = call(admin, "GET", "%s/%s?name=%s" % (lbaas, profiles, name)).json()[profile_listkey]
+            if not prof:
+                prof = [call(admin, "POST", "%s/%s" % (lbaas, profiles), json={profile_one: {
+                    "name": name, "provider_name": "amphora", data_key: json.dumps(data)}}).json()[profile_one]]
+                changed.append("octavia %s %s" % (profile_one, name))
+            if not call(admin, "GET", "%s/%s?name=%s" % (lbaas, kind, name)).json()[listkey]:
+                call(admin, "POST", "%s/%s" % (lbaas, kind), json={one: {
+                    "name": name, profile_key: prof[0]["id"], "enabled": True}})
+                changed.append("octavia %s %s" % (one, name))
+        octavia_pair("flavors", "flavor", "flavors", "flavorprofiles", "flavorprofile", "flavorprofiles",
+                     "flavor_profile_id", "flavor_data", {"loadbalancer_topology": "SINGLE"}, "ocp-capi-single")
+        octavia_pair("availabilityzones", "availability_zone", "availability_zones", "availabilityzoneprofiles",
+                     "availability_zone_profile", "availability_zone_profiles", "availability_zone_profile_id",
+                     "availability_zone_data", {"compute_zone": "nova"}, "ocp-capi-az")
 
     # --- quotas of demo ----------------------------------------------------------------------
     def quota(name, url, wrap, want):

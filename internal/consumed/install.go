@@ -30,6 +30,7 @@ import (
 	machinev1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	machineconfigurationv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 	metal3v1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	orcv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/orc/v1alpha1"
 )
 
 // AddToScheme registers every consumed API group and version in s.
@@ -46,6 +47,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		hivev1.AddToScheme,
 		metal3v1beta1.AddToScheme,
 		baremetalhostv1alpha1.AddToScheme,
+		orcv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err
@@ -90,4 +92,5 @@ var Kinds = []Kind{
 	{metal3v1beta1.GroupVersion.WithKind("Metal3Machine"), "metal3machines", true},
 	{metal3v1beta1.GroupVersion.WithKind("Metal3MachineTemplate"), "metal3machinetemplates", true},
 	{baremetalhostv1alpha1.GroupVersion.WithKind("BareMetalHost"), "baremetalhosts", true},
+	{orcv1alpha1.GroupVersion.WithKind("Image"), "images", true},
 }

@@ -46,6 +46,7 @@ import (
 	machinev1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	mcov1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 	metal3v1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	orcv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/orc/v1alpha1"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
@@ -663,6 +664,42 @@ var wireCases = map[string]wireCase{
 				LastUpdated:  &wireTime,
 				Provisioning: bmhv1alpha1.ProvisionStatus{State: "provisioning", ID: "6c3c2d3e-0c55-4a43-9a4c-2f6d5d7f1c01"},
 				ErrorMessage: "m", PoweredOn: true, ErrorCount: 2, ProvisioningFailCount: 1,
+			}
+		},
+	},
+	"Image": {
+		objects: func(name, ns string) []client.Object {
+			managed := &orcv1alpha1.Image{ObjectMeta: meta(name, ns), Spec: orcv1alpha1.ImageSpec{
+				ManagementPolicy: "managed",
+				ManagedOptions:   &orcv1alpha1.ManagedOptions{OnDelete: "detach"},
+				Resource: &orcv1alpha1.ImageResourceSpec{
+					Name: ptr("node-image"), Protected: ptr(false), Tags: []string{"capi"}, Visibility: ptr("private"),
+					Content: &orcv1alpha1.ImageContent{ContainerFormat: "bare", DiskFormat: "qcow2",
+						Download: &orcv1alpha1.ImageContentSourceDownload{URL: "https://images.example.com/node.qcow2.xz", Decompress: ptr("xz"),
+							Hash: &orcv1alpha1.ImageHash{Algorithm: "sha256", Value: "0123456789abcdef"}}},
+				},
+				CloudCredentialsRef: orcv1alpha1.CloudCredentialsReference{SecretName: "cloud", CloudName: "openstack"},
+			}}
+			byID := &orcv1alpha1.Image{ObjectMeta: meta(name+"-id", ns), Spec: orcv1alpha1.ImageSpec{
+				ManagementPolicy:    "unmanaged",
+				Import:              &orcv1alpha1.ImageImport{ID: ptr("6c3c2d3e-0c55-4a43-9a4c-2f6d5d7f1c01")},
+				CloudCredentialsRef: orcv1alpha1.CloudCredentialsReference{SecretName: "cloud", CloudName: "openstack"},
+			}}
+			byFilter := &orcv1alpha1.Image{ObjectMeta: meta(name+"-filter", ns), Spec: orcv1alpha1.ImageSpec{
+				ManagementPolicy:    "unmanaged",
+				Import:              &orcv1alpha1.ImageImport{Filter: &orcv1alpha1.ImageFilter{Name: ptr("rhcos"), Tags: []string{"a"}}},
+				CloudCredentialsRef: orcv1alpha1.CloudCredentialsReference{SecretName: "cloud", CloudName: "openstack"},
+			}}
+			return []client.Object{managed, byID, byFilter}
+		},
+		setStatus: func(o client.Object) {
+			o.(*orcv1alpha1.Image).Status = orcv1alpha1.ImageStatus{
+				Conditions: []metav1.Condition{
+					{Type: orcv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue, Reason: orcv1alpha1.ReasonSuccess, Message: "Glance image is available", LastTransitionTime: wireTime, ObservedGeneration: 1},
+					{Type: orcv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: orcv1alpha1.ReasonSuccess, Message: "done", LastTransitionTime: wireTime, ObservedGeneration: 1},
+				},
+				ID:       ptr("6c3c2d3e-0c55-4a43-9a4c-2f6d5d7f1c01"),
+				Resource: &orcv1alpha1.ImageResourceStatus{Name: "node-image", Status: "active"},
 			}
 		},
 	},

@@ -60,6 +60,10 @@ const (
 	Pools          Kind = "pools"
 	Members        Kind = "members"
 	HealthMonitors Kind = "healthmonitors"
+	// LBFlavors and LBAvailabilityZones are Octavia's flavors and
+	// availability zones (an admin makes them; members list and use them).
+	LBFlavors           Kind = "lb_flavors"
+	LBAvailabilityZones Kind = "lb_availability_zones"
 )
 
 // Quota names a limited resource.
@@ -101,6 +105,8 @@ type Cloud struct {
 	failing  map[string]object // server name -> Nova fault
 
 	buildReads, deleteReads, volumeReads int
+
+	adminGateway bool // see AllowGatewayFixedIPs
 
 	lbSteps  int              // see SetLoadBalancerSteps
 	lbOps    map[string]*lbOp // by load balancer ID

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
+	lbflavors "github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
@@ -371,4 +372,56 @@ func TestOctaviaErrorAndMissingService(t *testing.T) {
 	c.DisableService("load-balancer")
 	_, err = loadbalancers.List(lbc, nil).AllPages(ctx)
 	wantStatus(t, "list with the service disabled", err, 404)
+}
+
+// Row "flavors and availability zones".
+func TestOctaviaFlavorsAndAvailabilityZones(t *testing.T) {
+	c := fakeopenstack.New(t)
+	lbc := loadBalancerClient(t, c)
+	sub := c.AddSubnet(c.AddNetwork("n"), "s", "10.0.0.0/24")
+	small := c.AddLoadBalancerFlavor("small", true)
+	off := c.AddLoadBalancerFlavor("off", false)
+	c.AddLoadBalancerAvailabilityZone("az1", true)
+	c.AddLoadBalancerAvailabilityZone("az-off", false)
+
+	list := ok(lbflavors.List(lbc, lbflavors.ListOpts{Name: "small"}).AllPages(ctx))(t)
+	got, err := lbflavors.ExtractFlavors(list)
+	if err != nil || len(got) != 1 || got[0].ID != small || !got[0].Enabled {
+		t.Fatalf("flavors named small: %+v %v", got, err)
+	}
+
+	for _, tc := range []struct {
+		name, flavor, az string
+		want             int
+	}{
+		{"unknown flavor", "00000000-0000-4000-8000-0000000000ff", "", 400},
+		{"disabled flavor", off, "", 400},
+		{"unknown availability zone", "", "nope", 400},
+		{"disabled availability zone", "", "az-off", 400},
+	} {
+		_, err := loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{Name: "lb", VipSubnetID: sub, FlavorID: tc.flavor, AvailabilityZone: tc.az}).Extract()
+		wantStatus(t, tc.name, err, tc.want)
+	}
+	lb := ok(loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{Name: "lb", VipSubnetID: sub, FlavorID: small, AvailabilityZone: "az1"}).Extract())(t)
+	if lb.FlavorID != small || lb.AvailabilityZone != "az1" {
+		t.Errorf("created with flavor %q and zone %q", lb.FlavorID, lb.AvailabilityZone)
+	}
+}
+
+// Row "router gateway fixed addresses".
+func TestRouterGatewayFixedIPs(t *testing.T) {
+	c := fakeopenstack.New(t)
+	n := connect(t, c).network
+	ext, extSub := c.AddExternalNetwork("public", "172.24.4.0/24")
+	want := routers.GatewayInfo{NetworkID: ext, ExternalFixedIPs: []routers.ExternalFixedIP{{SubnetID: extSub, IPAddress: "172.24.4.200"}}}
+	_, err := routers.Create(ctx, n, routers.CreateOpts{Name: "r", GatewayInfo: &want}).Extract()
+	wantStatus(t, "fixed gateway addresses as a member", err, 403)
+
+	c.AllowGatewayFixedIPs()
+	rt := ok(routers.Create(ctx, n, routers.CreateOpts{Name: "r", GatewayInfo: &want}).Extract())(t)
+	if ips := rt.GatewayInfo.ExternalFixedIPs; len(ips) != 1 || ips[0].IPAddress != "172.24.4.200" || ips[0].SubnetID != extSub {
+		t.Errorf("gateway: %+v", rt.GatewayInfo)
+	}
+	_, err = routers.Create(ctx, n, routers.CreateOpts{Name: "r2", GatewayInfo: &want}).Extract()
+	wantStatus(t, "an address another gateway holds", err, 409)
 }

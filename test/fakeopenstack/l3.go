@@ -329,6 +329,11 @@ func (c *Cloud) deleteRule(r *http.Request) (int, any, *apiError) {
 
 // Routers.
 
+// AllowGatewayFixedIPs lets the user choose the fixed addresses of a router
+// gateway (external_fixed_ips), as an admin may; by default Neutron's policy
+// refuses them with 403.
+func (c *Cloud) AllowGatewayFixedIPs() { c.locked(func() { c.adminGateway = true }) }
+
 func (c *Cloud) createRouter(r *http.Request) (int, any, *apiError) {
 	if !c.l3() {
 		return 0, nil, l3NotFound()
@@ -357,7 +362,8 @@ func (c *Cloud) createRouter(r *http.Request) (int, any, *apiError) {
 }
 
 // gateway plugs a router into an external network: a port of Neutron's
-// with an address from the network's first subnet.
+// with an address from the network's first subnet, or at the
+// external_fixed_ips asked for (allowed with AllowGatewayFixedIPs only).
 func (c *Cloud) gateway(routerID string, gw object) (object, *apiError) {
 	netID := str(gw["network_id"])
 	net := c.get(Networks, netID)
@@ -367,7 +373,17 @@ func (c *Cloud) gateway(routerID string, gw object) (object, *apiError) {
 	if !boolean(net["router:external"], false) {
 		return nil, neutronError(http.StatusBadRequest, "BadRequest", "Bad router request: Network %s is not an external network.", netID)
 	}
-	p, err := c.newPort(object{"network_id": netID, "device_owner": ownerRouterGateway, "device_id": routerID})
+	req := object{"network_id": netID, "device_owner": ownerRouterGateway, "device_id": routerID}
+	if fixed := list(gw["external_fixed_ips"]); len(fixed) > 0 {
+		// Neutron's default policy lets only an admin choose the
+		// gateway's addresses.
+		if !c.adminGateway {
+			return nil, neutronError(http.StatusForbidden, "PolicyNotAuthorized",
+				"(rule:create_router and (rule:create_router:external_gateway_info and (rule:create_router:external_gateway_info:network_id and rule:create_router:external_gateway_info:external_fixed_ips))) is disallowed by policy")
+		}
+		req["fixed_ips"] = fixed
+	}
+	p, err := c.newPort(req)
 	if err != nil {
 		return nil, err
 	}

@@ -159,6 +159,9 @@ func (c *Cloud) newPort(req object) (object, *apiError) {
 	if _, ok := req["tags"]; ok && !c.hasExt("tag-creation") {
 		return nil, neutronError(http.StatusBadRequest, "HTTPBadRequest", "Unrecognized attribute(s) 'tags'")
 	}
+	if _, ok := req["propagate_uplink_status"]; ok && !c.hasExt("uplink-status-propagation") {
+		return nil, neutronError(http.StatusBadRequest, "HTTPBadRequest", "Unrecognized attribute(s) 'propagate_uplink_status'")
+	}
 	p := object{"admin_state_up": true, "device_id": "", "device_owner": "", "status": "DOWN",
 		"binding:host_id": "", "binding:vnic_type": "normal", "binding:profile": object{},
 		"allowed_address_pairs": []any{}, "port_security_enabled": true, "description": "", "tags": []string{}}

@@ -221,6 +221,14 @@ func (c *Cloud) createLoadBalancer(r *http.Request) (int, any, *apiError) {
 	default:
 		return 0, nil, octaviaError(http.StatusBadRequest, "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.")
 	}
+	// A flavor or availability zone must exist and be enabled.
+	fl, az := str(in["flavor_id"]), str(in["availability_zone"])
+	if fl != "" && !c.enabled(LBFlavors, "id", fl) {
+		return 0, nil, octaviaError(http.StatusBadRequest, "Validation failure: Invalid flavor_id.")
+	}
+	if az != "" && !c.enabled(LBAvailabilityZones, "name", az) {
+		return 0, nil, octaviaError(http.StatusBadRequest, "Validation failure: Invalid availability zone.")
+	}
 	id := c.newID()
 	// Octavia allocates the VIP as a Neutron port of the project.
 	fixed := object{"subnet_id": subnetID}
@@ -236,7 +244,7 @@ func (c *Cloud) createLoadBalancer(r *http.Request) (int, any, *apiError) {
 	lb["id"] = id
 	lb["vip_address"] = list(port["fixed_ips"])[0].(object)["ip_address"]
 	lb["vip_port_id"], lb["vip_subnet_id"], lb["vip_network_id"] = portID, subnetID, netID
-	lb["listeners"], lb["pools"], lb["flavor_id"], lb["availability_zone"] = []object{}, []object{}, "", ""
+	lb["listeners"], lb["pools"], lb["flavor_id"], lb["availability_zone"] = []object{}, []object{}, fl, az
 	c.add(LoadBalancers, lb)
 	c.pend(lb, "PENDING_CREATE", func() {})
 	return http.StatusCreated, object{"loadbalancer": lb}, nil
@@ -477,6 +485,56 @@ func (c *Cloud) createMonitor(r *http.Request) (int, any, *apiError) {
 	return http.StatusCreated, object{"healthmonitor": m}, nil
 }
 
+// AddLoadBalancerFlavor adds an Octavia flavor, as an admin would (with a
+// flavor profile of its own), and returns its ID.
+func (c *Cloud) AddLoadBalancerFlavor(name string, enabled bool) string {
+	return c.seed(LBFlavors, object{"name": name, "description": "", "enabled": enabled, "flavor_profile_id": c.newIDLocked()})
+}
+
+// AddLoadBalancerAvailabilityZone adds an Octavia availability zone, as
+// an admin would.
+func (c *Cloud) AddLoadBalancerAvailabilityZone(name string, enabled bool) {
+	c.seed(LBAvailabilityZones, object{"name": name, "description": "", "enabled": enabled, "availability_zone_profile_id": c.newIDLocked()})
+}
+
+func (c *Cloud) newIDLocked() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.newID()
+}
+
+// enabled tells whether an enabled object of kind has key = value.
+func (c *Cloud) enabled(kind Kind, key, value string) bool {
+	for _, o := range c.objs[kind] {
+		if str(o[key]) == value && o["enabled"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// listOctaviaCatalog lists flavors or availability zones (filtered by any
+// attribute) under Octavia's key for them, without the fake's own IDs for
+// availability zones, which Octavia names only.
+func (c *Cloud) listOctaviaCatalog(kind Kind, key string) func(*http.Request) (int, any, *apiError) {
+	return func(r *http.Request) (int, any, *apiError) {
+		out := []object{}
+		for _, o := range c.objs[kind] {
+			if !matches(o, r.URL.Query()) {
+				continue
+			}
+			cp := object{}
+			for k, v := range o {
+				if kind != LBAvailabilityZones || k != "id" {
+					cp[k] = v
+				}
+			}
+			out = append(out, cp)
+		}
+		return http.StatusOK, object{key: out, key + "_links": []any{}}, nil
+	}
+}
+
 // octaviaRoutes registers Octavia's endpoints under both version paths.
 func (c *Cloud) octaviaRoutes(m *http.ServeMux) {
 	for _, v := range []string{"v2.0", "v2"} {
@@ -497,5 +555,7 @@ func (c *Cloud) octaviaRoutes(m *http.ServeMux) {
 		m.HandleFunc("GET "+base+"healthmonitors", handle(c.listOctavia(HealthMonitors)))
 		m.HandleFunc("GET "+base+"healthmonitors/{id}", handle(c.getOctavia(HealthMonitors, "Health Monitor")))
 		m.HandleFunc("POST "+base+"healthmonitors", handle(c.createMonitor))
+		m.HandleFunc("GET "+base+"flavors", handle(c.listOctaviaCatalog(LBFlavors, "flavors")))
+		m.HandleFunc("GET "+base+"availabilityzones", handle(c.listOctaviaCatalog(LBAvailabilityZones, "availability_zones")))
 	}
 }

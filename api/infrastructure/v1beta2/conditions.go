@@ -111,6 +111,12 @@ const (
 	QuotaExceededReason = "QuotaExceeded"
 	// ForbiddenReason: the credentials lack a permission (403).
 	ForbiddenReason = "Forbidden"
+	// IdentityAccessDeniedReason: identityRef names an
+	// OpenStackClusterIdentity whose namespaceSelector does not select the
+	// object's namespace; its Secret was not read. Label the namespace or
+	// change the selector (looked at again every five minutes, or when the
+	// object changes).
+	IdentityAccessDeniedReason = "IdentityAccessDenied"
 )
 
 // Reasons of InstanceReady.
@@ -127,6 +133,19 @@ const (
 	InstanceDeletedReason = "InstanceDeleted"
 	// InstanceCreatingReason: the create request is on its way.
 	InstanceCreatingReason = "InstanceCreating"
+)
+
+// Reasons of ReferencesResolved beyond the shared ones.
+const (
+	// ImageNotReadyReason: image.imageRef names an ORC Image that cannot be
+	// used yet (ORC is not installed, the Image does not exist or is not
+	// Available); the message says which. Looked at again every 15 s (every
+	// minute while ORC is missing).
+	ImageNotReadyReason = "ImageNotReady"
+	// DependencyFailedReason: the ORC Image named by image.imageRef failed
+	// for good (ORC's InvalidConfiguration or UnrecoverableError); the
+	// message carries ORC's. Fix the Image.
+	DependencyFailedReason = "DependencyFailed"
 )
 
 // Reasons of the OpenStackMachine's InstanceReady beyond the server's.

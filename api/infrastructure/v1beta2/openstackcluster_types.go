@@ -14,7 +14,6 @@ const OpenStackClusterFinalizer = "openstackcluster.infrastructure.cluster.x-k8s
 //
 // +kubebuilder:validation:XValidation:rule="has(self.enableExternalNetwork) && !self.enableExternalNetwork ? !has(self.bastion) || !has(self.bastion.floatingIP) : true",message="bastion floating IP cannot be set when enableExternalNetwork is false"
 // +kubebuilder:validation:XValidation:rule="has(self.enableExternalNetwork) && !self.enableExternalNetwork ? has(self.apiServer) && has(self.apiServer.enableFloatingIP) && !self.apiServer.enableFloatingIP : true",message="apiServer.enableFloatingIP cannot be true when enableExternalNetwork is false"
-// +kubebuilder:validation:XValidation:rule="!has(self.managedRouter)",message="managedRouter (fixed external IPs of the router) is not supported by this provider yet"
 type OpenStackClusterSpec struct {
 	// managedSubnets makes the provider create a network, this subnet and
 	// a router. At most one.
@@ -27,7 +26,8 @@ type OpenStackClusterSpec struct {
 	// +optional
 	ManagedNetwork *ManagedNetwork `json:"managedNetwork,omitempty"`
 
-	// managedRouter: not supported by this provider yet.
+	// managedRouter sets the fixed external addresses of the router the
+	// provider creates (with managedSubnets).
 	// +optional
 	ManagedRouter *ManagedRouter `json:"managedRouter,omitempty"`
 
@@ -150,8 +150,10 @@ type ManagedRouter struct {
 
 // ExternalRouterIPParam is an external address of the router.
 type ExternalRouterIPParam struct {
+	// fixedIP is the address; Neutron picks one of the subnet when unset.
 	// +optional
 	FixedIP string `json:"fixedIP,omitempty"`
+	// subnet of the external network the address is on.
 	// +required
 	Subnet SubnetParam `json:"subnet"`
 }
@@ -210,8 +212,6 @@ type APIServer struct {
 }
 
 // ManagedLoadBalancer is the API load balancer.
-// +kubebuilder:validation:XValidation:rule="!has(self.flavor)",message="managedLoadBalancer.flavor is not supported by this provider yet"
-// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZone)",message="managedLoadBalancer.availabilityZone is not supported by this provider yet"
 type ManagedLoadBalancer struct {
 	// enabled: default true. The load balancer is used when Octavia is in
 	// the cloud's catalog.
@@ -242,11 +242,13 @@ type ManagedLoadBalancer struct {
 	// +optional
 	Subnets []SubnetParam `json:"subnets,omitempty"`
 
-	// availabilityZone: not supported by this provider yet.
+	// availabilityZone is the Octavia availability zone of the load
+	// balancer (`openstack loadbalancer availabilityzone list`).
 	// +optional
 	AvailabilityZone *string `json:"availabilityZone,omitempty"`
 
-	// flavor: not supported by this provider yet.
+	// flavor is the name of the Octavia flavor of the load balancer
+	// (`openstack loadbalancer flavor list`); Octavia's default when unset.
 	// +optional
 	Flavor *string `json:"flavor,omitempty"`
 

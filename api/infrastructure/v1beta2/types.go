@@ -12,24 +12,27 @@ const (
 	// IdentityRefTypeSecret is a Secret in the object's namespace holding
 	// clouds.yaml (and optionally cacert).
 	IdentityRefTypeSecret IdentityRefType = "Secret"
-	// IdentityRefTypeClusterIdentity is an OpenStackClusterIdentity. Not
-	// supported by this provider yet; validation rejects it.
+	// IdentityRefTypeClusterIdentity is an OpenStackClusterIdentity
+	// (cluster-scoped), usable from the namespaces its namespaceSelector
+	// selects.
 	IdentityRefTypeClusterIdentity IdentityRefType = "ClusterIdentity"
 )
 
 // OpenStackIdentityReference points at the credentials used to talk to
 // OpenStack: a Secret with a `clouds.yaml` key (and optionally `cacert`, a
-// PEM CA bundle), the cloud to use in it, and optionally a region.
+// PEM CA bundle), either in the same namespace or through an
+// OpenStackClusterIdentity; the cloud to use in it; and optionally a
+// region.
 // +kubebuilder:validation:XValidation:rule="(!has(self.region) && !has(oldSelf.region)) || self.region == oldSelf.region",message="region is immutable"
-// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type == 'Secret'",message="type: ClusterIdentity (OpenStackClusterIdentity) is not supported by this provider yet; use a Secret in the same namespace"
 type OpenStackIdentityReference struct {
 	// type is Secret (the default) or ClusterIdentity.
 	// +kubebuilder:default:=Secret
 	// +optional
 	Type IdentityRefType `json:"type,omitempty"`
 
-	// name of the Secret in the same namespace. It must hold a `clouds.yaml`
-	// key and may hold `cacert`.
+	// name of the Secret in the same namespace (type Secret) or of the
+	// OpenStackClusterIdentity (type ClusterIdentity). The Secret must hold
+	// a `clouds.yaml` key and may hold `cacert`.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Name string `json:"name"`
@@ -66,8 +69,8 @@ type FlavorFilter struct {
 	Name *string `json:"name,omitempty"`
 }
 
-// ImageParam selects an image by ID, by filter, or (not supported here) by
-// an ORC Image reference. Exactly one is set.
+// ImageParam selects an image by ID, by filter, or by an ORC Image
+// reference. Exactly one is set.
 // +kubebuilder:validation:MinProperties:=1
 // +kubebuilder:validation:MaxProperties:=1
 type ImageParam struct {
@@ -80,8 +83,8 @@ type ImageParam struct {
 	// +optional
 	Filter *ImageFilter `json:"filter,omitempty"`
 
-	// imageRef names an ORC Image. Not supported by this provider yet.
-	// +kubebuilder:validation:XValidation:rule="false",message="imageRef (an ORC Image) is not supported by this provider yet; use id or filter"
+	// imageRef names an ORC Image (openstack.k-orc.cloud) in the same
+	// namespace; the image is the Glance image it reports once Available.
 	// +optional
 	ImageRef *ResourceReference `json:"imageRef,omitempty"`
 }
@@ -326,8 +329,8 @@ type ResolvedPortSpecFields struct {
 	// +optional
 	EnablePortSecurity *bool `json:"enablePortSecurity,omitempty"`
 
-	// propagateUplinkStatus. Not supported by this provider yet.
-	// +kubebuilder:validation:XValidation:rule="false",message="propagateUplinkStatus is not supported by this provider yet"
+	// propagateUplinkStatus makes the port follow the state of its uplink
+	// (SR-IOV). Needs Neutron's uplink-status-propagation extension.
 	// +optional
 	PropagateUplinkStatus *bool `json:"propagateUplinkStatus,omitempty"`
 

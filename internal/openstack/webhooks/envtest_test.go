@@ -420,30 +420,11 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 		want   []string
 	}{
 		{
-			name: "image.imageRef",
-			mutate: func(s *infrav1.OpenStackMachineSpec) {
-				s.Image = infrav1.ImageParam{ImageRef: &infrav1.ResourceReference{Name: "orc"}}
-			},
-			want: []string{"image.imageRef", "imageRef (an ORC Image) is not supported"},
-		},
-		{
 			name: "floatingIPPoolRef",
 			mutate: func(s *infrav1.OpenStackMachineSpec) {
 				s.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{APIGroup: ptr.To("infrastructure.cluster.x-k8s.io"), Kind: "OpenStackFloatingIPPool", Name: "pool"}
 			},
 			want: []string{"floatingIPPoolRef (IPAM floating IP pools) is not supported"},
-		},
-		{
-			name: "identityRef.type ClusterIdentity",
-			mutate: func(s *infrav1.OpenStackMachineSpec) {
-				s.IdentityRef = &infrav1.OpenStackIdentityReference{Type: infrav1.IdentityRefTypeClusterIdentity, Name: "id", CloudName: "openstack"}
-			},
-			want: []string{"identityRef", "type: ClusterIdentity (OpenStackClusterIdentity) is not supported"},
-		},
-		{
-			name:   "ports[].propagateUplinkStatus",
-			mutate: func(s *infrav1.OpenStackMachineSpec) { s.Ports[0].PropagateUplinkStatus = ptr.To(true) },
-			want:   []string{"ports[0].propagateUplinkStatus", "propagateUplinkStatus is not supported"},
 		},
 		{
 			name:   "flavor with both id and filter",
@@ -477,30 +458,11 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 		want   []string
 	}{
 		{
-			name: "image.imageRef",
-			mutate: func(s *infrav1alpha1.OpenStackServerSpec) {
-				s.Image = infrav1.ImageParam{ImageRef: &infrav1.ResourceReference{Name: "orc"}}
-			},
-			want: []string{"spec.image.imageRef", "imageRef (an ORC Image) is not supported"},
-		},
-		{
 			name: "floatingIPPoolRef",
 			mutate: func(s *infrav1alpha1.OpenStackServerSpec) {
 				s.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{APIGroup: ptr.To("infrastructure.cluster.x-k8s.io"), Kind: "OpenStackFloatingIPPool", Name: "pool"}
 			},
 			want: []string{"floatingIPPoolRef (IPAM floating IP pools) is not supported"},
-		},
-		{
-			name: "identityRef.type ClusterIdentity",
-			mutate: func(s *infrav1alpha1.OpenStackServerSpec) {
-				s.IdentityRef.Type = infrav1.IdentityRefTypeClusterIdentity
-			},
-			want: []string{"spec.identityRef", "type: ClusterIdentity (OpenStackClusterIdentity) is not supported"},
-		},
-		{
-			name:   "ports[].propagateUplinkStatus",
-			mutate: func(s *infrav1alpha1.OpenStackServerSpec) { s.Ports[0].PropagateUplinkStatus = ptr.To(false) },
-			want:   []string{"spec.ports[0].propagateUplinkStatus", "propagateUplinkStatus is not supported"},
 		},
 		{
 			name: "additional block device named root",
@@ -523,6 +485,39 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 	for _, obj := range []client.Object{machine(ns, "cel-ok"), template(ns, "cel-ok"), server(ns, "cel-ok")} {
 		if err := cl.Create(ctx, obj); err != nil {
 			t.Errorf("creating the valid %T: %v", obj, err)
+		}
+	}
+}
+
+// TestCELAcceptsImplementedCAPOFields: the CAPO fields this provider once
+// refused and now implements (image.imageRef, identityRef.type
+// ClusterIdentity, ports[].propagateUplinkStatus, managedRouter, the API
+// load balancer's flavor and availabilityZone) pass the real API server.
+func TestCELAcceptsImplementedCAPOFields(t *testing.T) {
+	cl, ns := startWebhookEnv(t)
+	ctx := context.Background()
+	imageRef := infrav1.ImageParam{ImageRef: &infrav1.ResourceReference{Name: "orc"}}
+	clusterIdentity := infrav1.OpenStackIdentityReference{Type: infrav1.IdentityRefTypeClusterIdentity, Name: "id", CloudName: "openstack"}
+
+	m := machine(ns, "capo-osm")
+	m.Spec.Image = imageRef
+	m.Spec.IdentityRef = &clusterIdentity
+	m.Spec.Ports[0].PropagateUplinkStatus = ptr.To(true)
+	tmpl := template(ns, "capo-osmt")
+	tmpl.Spec.Template.Spec = *m.Spec.DeepCopy()
+	s := server(ns, "capo-oss")
+	s.Spec.Image = imageRef
+	s.Spec.IdentityRef = clusterIdentity
+	s.Spec.Ports[0].PropagateUplinkStatus = ptr.To(false)
+	c := cluster(ns, "capo-osc")
+	c.Spec.IdentityRef = clusterIdentity
+	c.Spec.ManagedRouter = &infrav1.ManagedRouter{ExternalIPs: []infrav1.ExternalRouterIPParam{
+		{FixedIP: "172.24.4.10", Subnet: infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "public-subnet"}}}}}
+	c.Spec.APIServer = &infrav1.APIServer{ManagedLoadBalancer: &infrav1.ManagedLoadBalancer{
+		Flavor: ptr.To("ocp-capi-single"), AvailabilityZone: ptr.To("ocp-capi-az")}}
+	for _, obj := range []client.Object{m, tmpl, s, c} {
+		if err := cl.Create(ctx, obj); err != nil {
+			t.Errorf("creating %T with CAPO's fields: %v", obj, err)
 		}
 	}
 }

@@ -49,18 +49,21 @@ func IsTransient(err error) bool {
 // Reasons. They are the condition reasons in api/infrastructure/v1beta2
 // (kept as strings here so this package does not depend on the API).
 const (
-	ReasonUnavailable  = "OpenStackUnavailable"
-	ReasonRateLimited  = "RateLimited"
-	ReasonAuthFailed   = "AuthenticationFailed"
-	ReasonInvalidSpec  = "InvalidSpec"
-	ReasonNotFound     = "NotFound"
-	ReasonAmbiguous    = "Ambiguous"
-	ReasonQuota        = "QuotaExceeded"
-	ReasonForbidden    = "Forbidden"
-	ReasonConflict     = "Conflict"
-	defaultRetryAfter  = 0
-	maxRetryAfter      = 10 * time.Minute
-	quotaMessageMarker = "quota"
+	ReasonUnavailable = "OpenStackUnavailable"
+	ReasonRateLimited = "RateLimited"
+	ReasonAuthFailed  = "AuthenticationFailed"
+	ReasonInvalidSpec = "InvalidSpec"
+	ReasonNotFound    = "NotFound"
+	ReasonAmbiguous   = "Ambiguous"
+	ReasonQuota       = "QuotaExceeded"
+	ReasonForbidden   = "Forbidden"
+	ReasonConflict    = "Conflict"
+	// ReasonIdentityAccessDenied: the object's namespace may not use the
+	// OpenStackClusterIdentity its identityRef names.
+	ReasonIdentityAccessDenied = "IdentityAccessDenied"
+	defaultRetryAfter          = 0
+	maxRetryAfter              = 10 * time.Minute
+	quotaMessageMarker         = "quota"
 )
 
 // Classify turns any error from gophercloud or the network into an *Error.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gophercloud/gophercloud/v2"
+	lbflavors "github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
@@ -62,6 +63,8 @@ type LoadBalancer interface {
 	CreateMember(ctx context.Context, poolID string, opts pools.CreateMemberOptsBuilder) (*pools.Member, error)
 	DeleteMember(ctx context.Context, poolID, memberID string) error
 	CreateMonitor(ctx context.Context, opts monitors.CreateOptsBuilder) (*monitors.Monitor, error)
+	// ListFlavors lists Octavia's load balancer flavors.
+	ListFlavors(ctx context.Context, opts lbflavors.ListOpts) ([]lbflavors.Flavor, error)
 }
 
 func (n *networkClient) ListExternalNetworks(ctx context.Context, opts networks.ListOpts) ([]networks.Network, error) {
@@ -197,4 +200,8 @@ func (l *loadBalancerClient) DeleteMember(ctx context.Context, poolID, memberID 
 
 func (l *loadBalancerClient) CreateMonitor(ctx context.Context, opts monitors.CreateOptsBuilder) (*monitors.Monitor, error) {
 	return monitors.Create(ctx, l.c, opts).Extract()
+}
+
+func (l *loadBalancerClient) ListFlavors(ctx context.Context, opts lbflavors.ListOpts) ([]lbflavors.Flavor, error) {
+	return allPages(ctx, lbflavors.List(l.c, opts), lbflavors.ExtractFlavors)
 }

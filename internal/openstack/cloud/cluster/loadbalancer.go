@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	lbflavors "github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
@@ -146,11 +147,43 @@ func createLoadBalancer(ctx context.Context, s Scope, req Request, net *infrav1.
 	if a := req.Spec.APIServer; a != nil && a.FixedIP != nil {
 		opts.VipAddress = *a.FixedIP
 	}
+	if mlb.Flavor != nil && *mlb.Flavor != "" {
+		id, err := loadBalancerFlavorID(ctx, s, *mlb.Flavor)
+		if err != nil {
+			return nil, err
+		}
+		opts.FlavorID = id
+	}
+	// Octavia checks the availability zone itself (400 "Invalid
+	// availability zone."), so it is passed as is.
+	opts.AvailabilityZone = ptr.Deref(mlb.AvailabilityZone, "")
 	lb, err := s.Clients.LoadBalancer.CreateLoadBalancer(ctx, opts)
 	if err != nil {
 		return nil, clients.Classify(err, "creating load balancer "+name)
 	}
 	return lb, nil
+}
+
+// loadBalancerFlavorID is the ID of the enabled Octavia flavor named name
+// (a flavor is chosen by name, as in CAPO; Octavia's API takes its ID).
+func loadBalancerFlavorID(ctx context.Context, s Scope, name string) (string, error) {
+	list, err := s.Clients.LoadBalancer.ListFlavors(ctx, lbflavors.ListOpts{Name: name})
+	if err != nil {
+		return "", clients.Classify(err, "looking up load balancer flavor "+name)
+	}
+	var ids []string
+	for _, f := range list {
+		if f.Name == name && f.Enabled {
+			ids = append(ids, f.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", terminal(clients.ReasonNotFound, "no enabled load balancer flavor is named %q (apiServer.managedLoadBalancer.flavor); see `openstack loadbalancer flavor list`", name)
+	case 1:
+		return ids[0], nil
+	}
+	return "", terminal(clients.ReasonAmbiguous, "%d load balancer flavors are named %q", len(ids), name)
 }
 
 // ForwardedPorts are the ports the API load balancer forwards, each with a

@@ -380,8 +380,12 @@ func managedRouter(ctx context.Context, s Scope, req Request, ext *infrav1.Netwo
 	default:
 		return nil, terminal(clients.ReasonAmbiguous, "%d routers are named %q; delete the extra ones", len(list), name)
 	}
+	gateway, err := gatewayInfo(ctx, s, req, ext)
+	if err != nil {
+		return nil, err
+	}
 	opts := routers.CreateOpts{Name: name, Description: "Created by ocp-capi for cluster " + req.Namespace + "/" + req.Name,
-		GatewayInfo: &routers.GatewayInfo{NetworkID: ext.ID}}
+		GatewayInfo: gateway}
 	rt, err := s.Clients.NetworkInfra.CreateRouter(ctx, opts)
 	if err != nil {
 		return nil, clients.Classify(err, "creating router "+name)
@@ -391,6 +395,33 @@ func managedRouter(ctx context.Context, s Scope, req Request, ext *infrav1.Netwo
 		return nil, err
 	}
 	return rt, nil
+}
+
+// gatewayInfo is the managed router's gateway: the external network, and
+// the fixed addresses of managedRouter.externalIPs, each on a subnet of the
+// external network (by ID or filter) and at fixedIP when given. Setting
+// fixed addresses on a router gateway is an admin-only operation in
+// Neutron's default policy; without the permission Neutron answers 403.
+func gatewayInfo(ctx context.Context, s Scope, req Request, ext *infrav1.NetworkStatus) (*routers.GatewayInfo, error) {
+	g := &routers.GatewayInfo{NetworkID: ext.ID}
+	if req.Spec.ManagedRouter == nil {
+		return g, nil
+	}
+	for _, ip := range req.Spec.ManagedRouter.ExternalIPs {
+		subs, err := s.Clients.Network.ListSubnets(ctx, subnetQuery(ext.ID, ip.Subnet))
+		if err != nil {
+			return nil, clients.Classify(err, "looking up a subnet of the external network")
+		}
+		switch len(subs) {
+		case 1:
+		case 0:
+			return nil, notFound("subnet of external network "+ext.Name+" (managedRouter.externalIPs)", ip.Subnet)
+		default:
+			return nil, terminal(clients.ReasonAmbiguous, "%d subnets of external network %s match %s", len(subs), ext.Name, describe(ip.Subnet))
+		}
+		g.ExternalFixedIPs = append(g.ExternalFixedIPs, routers.ExternalFixedIP{SubnetID: subs[0].ID, IPAddress: ip.FixedIP})
+	}
+	return g, nil
 }
 
 // tag replaces the tags of a new resource (Neutron of Zed ignores tags in

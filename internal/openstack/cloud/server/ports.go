@@ -20,6 +20,9 @@ const (
 	extTrunk       = "trunk"
 	extTagCreation = "tag-creation"
 	extTags        = "standard-attr-tag"
+	// extUplinkStatus is Neutron's uplink-status-propagation (the ML2
+	// extension driver uplink_status_propagation).
+	extUplinkStatus = "uplink-status-propagation"
 )
 
 // portsByName lists the ports with any of the names, in one request
@@ -249,6 +252,13 @@ func createPort(ctx context.Context, s Scope, rp infrav1.ResolvedPortSpec, ext m
 		Description:  rp.Description,
 		AdminStateUp: rp.AdminStateUp,
 		MACAddress:   ptr.Deref(rp.MACAddress, ""),
+	}
+	if rp.PropagateUplinkStatus != nil {
+		if !ext[extUplinkStatus] {
+			return nil, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonInvalidSpec,
+				Message: fmt.Sprintf("port %s sets propagateUplinkStatus but Neutron has no %q extension (ML2 extension driver uplink_status_propagation)", rp.Name, extUplinkStatus)}
+		}
+		opts.PropagateUplinkStatus = ptr.To(*rp.PropagateUplinkStatus)
 	}
 	if len(rp.FixedIPs) > 0 {
 		ips := make([]ports.IP, 0, len(rp.FixedIPs))

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,4 +312,31 @@ func TestEnsurePortsErrors(t *testing.T) {
 			t.Errorf("adopted another project's port: %v", got)
 		}
 	})
+}
+
+// TestPropagateUplinkStatus: ports[].propagateUplinkStatus is sent with the
+// port when Neutron has the uplink-status-propagation extension; without
+// it the port is refused before anything is created, saying why.
+func TestPropagateUplinkStatus(t *testing.T) {
+	uplink := func(s *infrav1alpha1.OpenStackServerSpec) { s.Ports[0].PropagateUplinkStatus = ptr.To(true) }
+
+	e := newEnv(t)
+	resolved := e.resolve(e.request("sriov", e.spec(uplink)))
+	_, err := server.EnsurePorts(e.ctx, e.s, resolved.Ports, nil)
+	wantError(t, err, clients.Terminal, clients.ReasonInvalidSpec, `Neutron has no "uplink-status-propagation" extension`)
+	if n := e.cloud.Len(fakeopenstack.Ports); n != 0 {
+		t.Errorf("%d ports created", n)
+	}
+
+	e = newEnv(t, func(c *fakeopenstack.Cloud) {
+		c.SetExtensions(append(slices.Clone(fakeopenstack.DefaultExtensions), "uplink-status-propagation")...)
+	})
+	resolved = e.resolve(e.request("sriov", e.spec(uplink)))
+	got := e.ports(resolved, nil)
+	if b := e.body("POST", pathPorts, "port"); b["propagate_uplink_status"] != true {
+		t.Errorf("create request: %v", b)
+	}
+	if p := e.cloud.Object(fakeopenstack.Ports, got[0].ID); p["propagate_uplink_status"] != true {
+		t.Errorf("port: %v", p)
+	}
 }

@@ -82,7 +82,17 @@ func (r *Reconciler) connect(ctx context.Context, s *serverScope) (ctrl.Result, 
 func (r *Reconciler) resolveReferences(ctx context.Context, s *serverScope) (ctrl.Result, error) {
 	oss := s.oss
 	if oss.Status.Resolved == nil {
-		resolved, err := server.Resolve(ctx, s.cloud, s.req)
+		req := s.req
+		if ref := oss.Spec.Image.ImageRef; ref != nil {
+			id, err := imageRefID(ctx, r.APIReader, oss.Namespace, ref.Name)
+			if err != nil {
+				return skeleton.Stop(r.outcome(oss, infrav1.ReferencesResolvedCondition, err))
+			}
+			spec := *req.Spec
+			spec.Image = infrav1.ImageParam{ID: &id}
+			req.Spec = &spec
+		}
+		resolved, err := server.Resolve(ctx, s.cloud, req)
 		if err != nil {
 			return skeleton.Stop(r.outcome(oss, infrav1.ReferencesResolvedCondition, err))
 		}
