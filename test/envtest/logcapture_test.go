@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"testing"
 
@@ -49,15 +50,24 @@ func TestReconcileErrors(t *testing.T) {
 	}
 }
 
+// crErrors is installed as controller-runtime's logger before any test runs
+// (TestMain): controller-runtime takes only the first SetLogger of a process,
+// and fulfils its logger with a null sink by itself once 30 s have passed
+// without one, so a SetLogger inside a test that runs late is lost.
+var crErrors = &ReconcileErrors{}
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(crErrors.Logger())
+	os.Exit(m.Run())
+}
+
 // TestReconcileErrorsThroughControllerRuntime: installed as the suites
 // install it, the recorder sees the errors logged through
 // controller-runtime's delegating logger, as its controllers log them.
 func TestReconcileErrorsThroughControllerRuntime(t *testing.T) {
-	r := &ReconcileErrors{}
-	ctrl.SetLogger(r.Logger())
 	ctrl.Log.WithName("controller-runtime").WithValues("controller", "machine", "namespace", "crns", "name", "m1").
 		Error(errors.New("boom"), "Reconciler error")
-	if got := r.In("crns"); !slices.Equal(got, []string{"machine m1: boom"}) {
+	if got := crErrors.In("crns"); !slices.Equal(got, []string{"machine m1: boom"}) {
 		t.Errorf("In(crns) = %q", got)
 	}
 }

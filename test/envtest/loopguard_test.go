@@ -222,7 +222,6 @@ func (r *loopReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 // second's object is named.
 func TestLoopGuardWithAController(t *testing.T) {
 	RequireAPIServer(t)
-	ctrl.SetLogger(NewLogger())
 	env, err := Start(Options{})
 	if err != nil {
 		t.Fatal(err)
