@@ -38,6 +38,11 @@ const (
 	// known: from spec.version or the built-in table of OpenShift
 	// to Kubernetes versions.
 	KubernetesVersionAvailableCondition = "KubernetesVersionAvailable"
+
+	// RemediatingCondition is True while a control-plane Machine that a
+	// MachineHealthCheck found unhealthy waits for, or goes through, its
+	// replacement (CAPI's control-plane Remediating condition).
+	RemediatingCondition = "Remediating"
 )
 
 // Reasons of Available.
@@ -144,6 +149,29 @@ const (
 	// KubernetesVersionUnavailableReason: the OpenShift version is not in
 	// the built-in table and spec.version is not set.
 	KubernetesVersionUnavailableReason = "KubernetesVersionUnavailable"
+)
+
+// Reasons of Remediating.
+const (
+	// RemediatingReason: at least one Machine has HealthCheckSucceeded and
+	// OwnerRemediated False; the message aggregates their OwnerRemediated.
+	RemediatingReason = "Remediating"
+	// NotRemediatingReason: no Machine waits for remediation.
+	NotRemediatingReason = "NotRemediating"
+)
+
+// Reasons this control plane sets on a Machine's OwnerRemediated
+// condition, CAPI's KubeadmControlPlane's values.
+const (
+	// RemediationDeferredReason: the Machine is replaced later, once the
+	// cluster is installed and not upgrading and no other Machine is being
+	// added, removed or provisioned.
+	RemediationDeferredReason = "RemediationDeferred"
+	// CannotBeRemediatedReason: removing the Machine would leave fewer
+	// healthy control-plane Machines than etcd's quorum of spec.replicas.
+	CannotBeRemediatedReason = "CannotBeRemediated"
+	// MachineDeletingReason: the Machine was deleted to be replaced.
+	MachineDeletingReason = "MachineDeleting"
 )
 
 // Reasons shared by several conditions.

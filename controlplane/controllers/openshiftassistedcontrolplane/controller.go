@@ -4,7 +4,9 @@
 // (clusterdeployment.go), the control-plane Machines and their
 // OpenshiftAssistedConfigs (scale.go, machines.go), the <cluster>-kubeconfig
 // Secret (kubeconfig.go), upgrades through the workload cluster's
-// ClusterVersion (upgrade.go), the v1beta2 control-plane contract status
+// ClusterVersion (upgrade.go), the replacement of the Machines a
+// MachineHealthCheck finds unhealthy (remediate.go), the v1beta2
+// control-plane contract status
 // (status.go) and an ordered deletion (delete.go). One reconciler owns the
 // object and its status; the files split it by concern.
 package openshiftassistedcontrolplane
@@ -53,7 +55,7 @@ var (
 	ownedConditions = []string{controlplanev1.ReadyCondition, controlplanev1.AvailableCondition,
 		controlplanev1.KubeconfigAvailableCondition, controlplanev1.MachinesCreatedCondition,
 		controlplanev1.MachinesReadyCondition, controlplanev1.UpgradeCompletedCondition,
-		controlplanev1.KubernetesVersionAvailableCondition, clusterv1.PausedCondition}
+		controlplanev1.KubernetesVersionAvailableCondition, controlplanev1.RemediatingCondition, clusterv1.PausedCondition}
 )
 
 // Reconciler reconciles OpenshiftAssistedControlPlanes.

@@ -10,7 +10,8 @@ import (
 
 // reconcileNormal runs the concerns in order: the cluster's hive objects,
 // the kubeconfig and what the installation's state means for the status,
-// the Machines, the upgrade, and the counters.
+// the Machines, the upgrade, the remediation of unhealthy Machines, and the
+// counters.
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope, machines []*clusterv1.Machine) (ctrl.Result, error) {
 	oacp := s.oacp
 
@@ -40,5 +41,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope, machines []*
 	}
 	resUpgrade := r.reconcileUpgrade(ctx, s, inst, kubeconfig)
 	setKubernetesVersion(oacp, inst.version)
-	return minResult(res, minResult(resMachines, resUpgrade)), nil
+	resRemediation, err := r.reconcileRemediation(ctx, s, inst, machines)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return minResult(minResult(res, resRemediation), minResult(resMachines, resUpgrade)), nil
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/conditions"
 )
 
-// setReplicaStatus sets the contract's replica counters, the selector and
-// MachinesReady from the Machines.
+// setReplicaStatus sets the contract's replica counters, the selector,
+// MachinesReady and Remediating from the Machines.
 func setReplicaStatus(s *scope, machines []*clusterv1.Machine) {
 	oacp := s.oacp
 	var ready, available, upToDate int32
@@ -39,6 +39,7 @@ func setReplicaStatus(s *scope, machines []*clusterv1.Machine) {
 		oacp.Status.Selector = selectorOf(s)
 	}
 	setMachinesReady(oacp, machines)
+	setRemediating(oacp, machines)
 }
 
 // setMachinesReady aggregates the Machines' Ready conditions, as CAPI's
