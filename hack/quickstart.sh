@@ -146,8 +146,10 @@ else
 		--infrastructure "openstack:$INFRA" --addon "openshift:$ADDON"
 fi
 
-step "Applying the add-on's build RBAC in openshift-machine-config-operator (docs/install.md)"
-kubectl --kubeconfig "$KC" create namespace openshift-machine-config-operator --dry-run=client -o yaml | kubectl --kubeconfig "$KC" apply -f -
+step "Applying the add-on's RBAC in openshift-machine-config-operator and openshift-cluster-api (docs/install.md)"
+for ns in openshift-machine-config-operator openshift-cluster-api; do
+  kubectl --kubeconfig "$KC" create namespace "$ns" --dry-run=client -o yaml | kubectl --kubeconfig "$KC" apply -f -
+done
 kubectl --kubeconfig "$KC" apply -f "$QS_RELEASE_DIR/addon-openshift/$ADDON/build-rbac.yaml"
 
 step "Starting the assisted-service simulator and the API server that plays the installed cluster (test/e2e/cmd/quickstart-env)"

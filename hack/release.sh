@@ -44,10 +44,10 @@ controlplane|controlplane/config|ControlPlaneProvider|openshift-agent|control-pl
 addon|internal/addon/config|AddonProvider|openshift|addon-openshift|addon-components.yaml|ocp-capi-addon|OCP_CAPI_ADDON_|ocp-capi-addon-system|addon-manager|addon|disabled|OpenShift add-on: MAPI to CAPI MachineSet sync and the MachineConfigPool BuildController
 "
 # Extra kustomize trees of a provider, released beside its components and
-# rendered by its chart (the add-on's RoleBinding in the build namespace).
+# rendered by its chart (the add-on's RoleBindings in the build and CAPI namespaces).
 extra_dirs() { case $1 in addon) echo internal/addon/config/build-rbac ;; esac; }
 # Strings of a provider's objects that become chart values.
-chart_literals() { case $1 in addon) echo "--literal openshift-machine-config-operator=buildNamespace" ;; esac; }
+chart_literals() { case $1 in addon) echo "--literal openshift-machine-config-operator=buildNamespace --literal openshift-cluster-api=capiNamespace" ;; esac; }
 
 die() { echo "release: $*" >&2; exit 1; }
 

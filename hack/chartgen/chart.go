@@ -542,6 +542,7 @@ var knownVars = map[string]string{
 	"LOG_FORMAT":           "Log format, `text` or `json` (`--log-format`).",
 	"VERBOSITY":            "Log verbosity (`-v`): 0 logs what operators need; higher numbers add detail.",
 	"BUILD_NAMESPACE":      "Namespace of the BuildController's inputs and builds (`--build-namespace`); the chart binds the build role there.",
+	"CAPI_NAMESPACE":       "Namespace where the MachineSet and Secret syncs write the CAPI objects and Secret copies (`--capi-namespace`); the chart binds the Secret sync's role there.",
 	"ASSISTED_SERVICE_URL": "Base URL (`scheme://host[:port]`) that replaces the one InfraEnvs publish when fetching discovery ignitions, e.g. the in-cluster assisted-service (`--assisted-service-url`). Empty: use the published URL.",
 }
 

@@ -216,9 +216,12 @@ func initProviders(proxy framework.ClusterProxy, logFolder string) {
 	// The add-on's BuildController works in the MCO's namespace, through
 	// the RoleBinding that the release ships beside the components
 	// (docs/install.md); without it the manager's Build cache never syncs.
-	By("Applying the add-on's build RBAC (build-rbac.yaml) in openshift-machine-config-operator")
+	// The Secret sync's writes are bound the same way in the CAPI namespace.
+	By("Applying the add-on's RBAC (build-rbac.yaml) in openshift-machine-config-operator and openshift-cluster-api")
 	c := proxy.GetClient()
-	Expect(client.IgnoreAlreadyExists(c.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-machine-config-operator"}}))).To(Succeed())
+	for _, ns := range []string{"openshift-machine-config-operator", "openshift-cluster-api"} {
+		Expect(client.IgnoreAlreadyExists(c.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+	}
 	rbac, err := filepath.Glob(filepath.Join(*releaseDir, "addon-openshift", "*", "build-rbac.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(rbac).To(HaveLen(1), "addon-openshift/<version>/build-rbac.yaml in the release")

@@ -52,9 +52,11 @@ var _ = Describe("Quick start with the providers installed by Helm", func() {
 		Eventually(func() error { return proxy.CreateOrUpdate(ctx, core) }, 2*time.Minute, 5*time.Second).Should(Succeed())
 		waitForDeployments(ctx, c, "capi-system")
 
-		By("Installing the consumed CRDs and the MCO's namespace, as an OpenShift management cluster has them (the add-on reads the Infrastructure at start and binds its build role in openshift-machine-config-operator)")
+		By("Installing the consumed CRDs and the MCO's and CAPI namespaces, as an OpenShift management cluster has them (the add-on reads the Infrastructure at start and binds its build role in openshift-machine-config-operator, its Secret sync's role in openshift-cluster-api)")
 		Expect(localenv.InstallConsumedCRDs(ctx, c)).To(Succeed())
-		Expect(client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-machine-config-operator"}}))).To(Succeed())
+		for _, ns := range []string{"openshift-machine-config-operator", "openshift-cluster-api"} {
+			Expect(client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+		}
 
 		chart := umbrellaChart()
 		By("helm upgrade --install ocp-capi " + chart)

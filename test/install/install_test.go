@@ -78,9 +78,12 @@ const (
 	// buildNamespace is the add-on's default --build-namespace (the MCO's
 	// namespace on OpenShift), where its RoleBinding goes.
 	buildNamespace = "openshift-machine-config-operator"
-	helmRelease    = "ocp-capi"
-	certManagerNS  = "cert-manager"
-	capiNS         = "capi-system"
+	// capiNamespace is the add-on's default --capi-namespace, where the
+	// Secret sync's RoleBinding goes (OpenShift has it).
+	capiNamespace = "openshift-cluster-api"
+	helmRelease   = "ocp-capi"
+	certManagerNS = "cert-manager"
+	capiNS        = "capi-system"
 )
 
 func TestInstall(t *testing.T) {
@@ -97,6 +100,7 @@ func TestInstall(t *testing.T) {
 
 	// The add-on works in the build namespace, which exists on OpenShift.
 	k.kubectl(t, "create", "namespace", buildNamespace)
+	k.kubectl(t, "create", "namespace", capiNamespace)
 
 	t.Run("clusterctl", func(t *testing.T) {
 		phase := time.Now()
@@ -368,8 +372,8 @@ func (k *cluster) describe(t *testing.T) string {
 }
 
 // checkInstalled: every controller runs as a Ready pod from an imported
-// image, every webhook is served, and the add-on may work in the build
-// namespace.
+// image, every webhook is served, and the add-on has its namespaced
+// permissions and no Secret writes elsewhere.
 func (k *cluster) checkInstalled(t *testing.T, rel releaseFiles) {
 	t.Helper()
 	g := NewWithT(t)
@@ -384,16 +388,26 @@ func (k *cluster) checkInstalled(t *testing.T, rel releaseFiles) {
 	for _, c := range webhookCases {
 		k.expectWebhook(t, c)
 	}
-	// The BuildController's permissions in the build namespace (the
-	// RoleBinding of build-rbac.yaml, or the chart's).
-	sar, err := k.cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
-		Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:               "system:serviceaccount:ocp-capi-addon-system:ocp-capi-addon-manager",
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: buildNamespace, Verb: "create", Group: "batch", Resource: "jobs"},
-		},
-	}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(sar.Status.Allowed).To(BeTrue(), "the add-on may create Jobs in %s: %s", buildNamespace, sar.Status.Reason)
+	// The add-on's namespaced permissions (the RoleBindings of
+	// build-rbac.yaml, or the chart's): Jobs in the build namespace, Secret
+	// writes in the CAPI namespace and nowhere else.
+	for _, c := range []struct {
+		ns, group, resource string
+		allowed             bool
+	}{
+		{buildNamespace, "batch", "jobs", true},
+		{capiNamespace, "", "secrets", true},
+		{"default", "", "secrets", false},
+	} {
+		sar, err := k.cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               "system:serviceaccount:ocp-capi-addon-system:ocp-capi-addon-manager",
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: c.ns, Verb: "create", Group: c.group, Resource: c.resource},
+			},
+		}, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(sar.Status.Allowed).To(Equal(c.allowed), "the add-on may create %s in %s: %t (%s)", c.resource, c.ns, c.allowed, sar.Status.Reason)
+	}
 }
 
 // expectDeploymentsRunning waits until every Deployment of ns is available

@@ -31,9 +31,13 @@ import (
 // management cluster runs (it is served whole by the module proxy).
 const certManagerVersion = "v1.9.2"
 
-// buildNamespace is where the add-on's build RoleBinding goes; it exists on
-// OpenShift, so the tests create it as the cluster would have it.
-const buildNamespace = "openshift-machine-config-operator"
+// The namespaces of the add-on's RoleBindings (build-rbac.yaml): the build
+// namespace and the CAPI namespace. Both exist on OpenShift, so the tests
+// create them as the cluster would have them.
+const (
+	buildNamespace = "openshift-machine-config-operator"
+	capiNamespace  = "openshift-cluster-api"
+)
 
 // crdDeletionTimeout bounds the wait for helm uninstall's deletions: the
 // API server removes a CRD asynchronously, which takes long on a loaded
@@ -104,8 +108,10 @@ func startAPIServer() (*envtest.Environment, error) {
 		}
 	}()
 	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: buildNamespace}}); err != nil {
-		return nil, err
+	for _, ns := range []string{buildNamespace, capiNamespace} {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return nil, err
+		}
 	}
 	kc, err := env.KubeConfig()
 	if err != nil {

@@ -10,8 +10,8 @@
 //     defaults (charts are generated from that output by hack/chartgen; this
 //     catches a stale charts/ and generator bugs), and the packaged charts of
 //     a release equal that release's components;
-//   - RBAC: no wildcards, no cluster-wide Secret writes (one reviewed
-//     exception), no escalation verbs;
+//   - RBAC: no wildcards, no cluster-wide Secret writes (the reviewed
+//     exceptions carry their reasons), no escalation verbs;
 //   - every object carries its provider label and namespaced ones sit in the
 //     provider namespace; one Namespace per components file;
 //   - every Deployment runs the container manager hardened, with probes,

@@ -44,7 +44,8 @@ func convert(t testing.TB, o obj, into any) {
 
 // allowedClusterSecretWrites are the cluster-wide Secret writes a provider
 // cannot do without, by provider label and verb, each with its reason.
-// Every other write verb on Secrets in a ClusterRole fails the test.
+// Every other write verb on Secrets in a ClusterRole that a
+// ClusterRoleBinding binds (or that nothing binds) fails the test.
 var allowedClusterSecretWrites = map[string]map[string]string{
 	"bootstrap-openshift-agent": {
 		// CAPI's bootstrap contract: the provider writes the bootstrap data
@@ -77,10 +78,24 @@ func TestRBACLeastPrivilege(t *testing.T) {
 	for _, p := range providers {
 		sources := shipped(t, p)
 		roles := map[string]bool{} // kind/name of the roles the provider defines
+		// How each ClusterRole is bound, over all sources (the components
+		// and the extra files bind the same roles).
+		clusterBound, namespaceBound := map[string]bool{}, map[string]bool{}
 		for _, objs := range sources {
 			for _, o := range objs {
-				if o.kind() == "Role" || o.kind() == "ClusterRole" {
+				switch o.kind() {
+				case "Role", "ClusterRole":
 					roles[o.kind()+"/"+o.name()] = true
+				case "ClusterRoleBinding", "RoleBinding":
+					var b rbacv1.ClusterRoleBinding
+					convert(t, o, &b)
+					if b.RoleRef.Kind == "ClusterRole" {
+						if o.kind() == "ClusterRoleBinding" {
+							clusterBound[b.RoleRef.Name] = true
+						} else {
+							namespaceBound[b.RoleRef.Name] = true
+						}
+					}
 				}
 			}
 		}
@@ -94,8 +109,13 @@ func TestRBACLeastPrivilege(t *testing.T) {
 						if r.AggregationRule != nil {
 							t.Errorf("%s: aggregation rules widen a role beyond what this file shows", o.key())
 						}
+						// A ClusterRole that only RoleBindings bind grants
+						// its rules in their namespaces; one bound by
+						// nothing is taken as cluster-wide, as anyone
+						// could bind it so.
+						clusterWide := o.kind() == "ClusterRole" && (clusterBound[o.name()] || !namespaceBound[o.name()])
 						for _, rule := range r.Rules {
-							for _, e := range checkRule(rule, o.kind() == "ClusterRole", allowedClusterSecretWrites[p.label]) {
+							for _, e := range checkRule(rule, clusterWide, allowedClusterSecretWrites[p.label]) {
 								t.Errorf("%s: %s", o.key(), e)
 							}
 						}

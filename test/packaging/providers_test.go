@@ -61,7 +61,7 @@ var providers = []provider{
 		chart: "ocp-capi-addon", namespace: "ocp-capi-addon-system", varPrefix: "OCP_CAPI_ADDON_",
 		image: "addon-manager", clusterctlFlag: "--addon", clusterctlName: "openshift",
 		componentsFile: "addon-components.yaml", umbrellaAlias: "addon", inUmbrella: false,
-		extraNamespaces: []string{"openshift-machine-config-operator"},
+		extraNamespaces: []string{"openshift-machine-config-operator", "openshift-cluster-api"},
 	},
 }
 

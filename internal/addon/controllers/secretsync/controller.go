@@ -44,7 +44,11 @@ import (
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
+// Reads in both namespaces; writes only in the CAPI namespace, through a Role
+// that config/build-rbac binds there (a cluster-wide Secret write would let
+// the add-on change any Secret of the management cluster).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=openshift-cluster-api,resources=secrets,verbs=create;patch;delete
 // +kubebuilder:rbac:groups=machine.openshift.io,resources=machinesets;machines,verbs=get;list;watch
 
 // Names the sync puts on the copies.

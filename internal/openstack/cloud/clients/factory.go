@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -244,8 +246,9 @@ func parseIdentity(id Identity) (gophercloud.AuthOptions, gophercloud.EndpointOp
 		clouds.WithRegion(id.Region), clouds.WithEndpointType("")}
 	authOpts, endpointOpts, tlsConfig, err := clouds.Parse(opts...)
 	if err != nil {
+		// Not wrapped: the YAML decoder's error quotes the file.
 		return authOpts, endpointOpts, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
-			Message: fmt.Sprintf("identity Secret %s, cloud %q: %v", id.Key, id.CloudName, err), Err: err}
+			Message: fmt.Sprintf("identity Secret %s, cloud %q: %s", id.Key, id.CloudName, hideYAMLValues(err.Error()))}
 	}
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{}
@@ -359,4 +362,35 @@ func projectID(provider *gophercloud.ProviderClient) (string, error) {
 		return "", errors.New("token has no project scope")
 	}
 	return p.ID, nil
+}
+
+// The YAML decoder's messages that quote a value of the document, which may
+// be a credential: "line N: cannot unmarshal !!str `value` into T", and the
+// map keys it prints whole.
+var (
+	yamlUnmarshalRE = regexp.MustCompile(`^(\s*(?:line \d+: )?cannot unmarshal \S+) .* (into \S+)$`)
+	yamlLineRE      = regexp.MustCompile(`^(\s*(?:yaml: )?(?:line \d+: )?)`)
+)
+
+// hideYAMLValues drops from a clouds.yaml parse error every value of the
+// document it quotes, keeping the line numbers and what was wrong.
+func hideYAMLValues(msg string) string {
+	if !strings.Contains(msg, "yaml: ") {
+		return msg // the parser's own messages quote only the cloud's name
+	}
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		switch {
+		case yamlUnmarshalRE.MatchString(l):
+			l = yamlUnmarshalRE.ReplaceAllString(l, "$1 (value hidden) $2")
+		case strings.Contains(l, "invalid map key") || strings.Contains(l, "already set in map"):
+			l = yamlLineRE.FindString(l) + "a map key is invalid or repeated (value hidden)"
+		}
+		// Anything else quoted is cut off.
+		if j := strings.IndexAny(l, "`\"'"); j >= 0 {
+			l = l[:j] + "(value hidden)"
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
 }
