@@ -15,6 +15,9 @@
 #       the generated CRDs and regenerate charts/ from the kustomize output.
 #   hack/release.sh check       fail if `charts` would change anything (run by release).
 #
+# Every provider's metadata.yaml lists the release series recorded in the
+# root metadata.yaml, plus VERSION's series when it is a new one.
+#
 # Variables: VERSION (v0.1.0), IMAGE_REGISTRY (ocp-capi.local), IMAGE_TAG ($VERSION),
 # OUT (out), CERT_MANAGER_URL / CERT_MANAGER_VERSION (unset: the local cert-manager rendered by
 # hack/tools/cert-manager/render.sh, or clusterctl's default download if that fails or
@@ -165,6 +168,7 @@ cmd_charts() {
 
 cmd_check() {
   need_tools
+  check_metadata
   check_inputs
   gen_charts "$DEFAULT_VERSION" "$DEFAULT_REGISTRY" "$DEFAULT_VERSION" "$tmp/charts"
   local c
@@ -179,6 +183,7 @@ cmd_check() {
 
 cmd_release() {
   need_tools
+  check_metadata
   # test/packaging checks charts/ on its own (with a readable diff).
   [ "${RELEASE_SKIP_CHARTS_CHECK:-}" = 1 ] || cmd_check
   local capi_version capi_dir
@@ -261,17 +266,50 @@ $providers"
   (cd "$OUT" && find . -path ./images -prune -o -type f -print | LC_ALL=C sort | sed 's#^\./#  #')
 }
 
+# The Cluster API contract this tree implements: that of a new series.
+CONTRACT=v1beta2
+
+# recorded_series: "major minor contract" of each series metadata.yaml lists.
+recorded_series() {
+  awk '
+    /^releaseSeries:/ { in_list = 1; next }
+    in_list && /^- major:/ { if (major != "") print major, minor, contract; major = $3; minor = ""; contract = ""; next }
+    in_list && /^  minor:/ { minor = $2; next }
+    in_list && /^  contract:/ { contract = $2; next }
+    in_list && /^[^ -]/ { in_list = 0 }
+    END { if (major != "") print major, minor, contract }
+  ' metadata.yaml
+}
+
+# check_metadata: metadata.yaml lists each series once, with a contract.
+check_metadata() {
+  local major minor contract seen=" "
+  [ -f metadata.yaml ] || die "metadata.yaml (the release series made so far) is missing"
+  while read -r major minor contract; do
+    [[ $major =~ ^[0-9]+$ && $minor =~ ^[0-9]+$ && $contract =~ ^v1(alpha|beta)?[0-9]*$ ]] ||
+      die "metadata.yaml: a release series needs a numeric major and minor and a contract (got '$major' '$minor' '$contract')"
+    case $seen in *" $major.$minor "*) die "metadata.yaml lists series v$major.$minor twice" ;; esac
+    seen+="$major.$minor "
+  done < <(recorded_series)
+  [ "$seen" != " " ] || die "metadata.yaml lists no release series"
+}
+
+# write_metadata FILE: metadata.yaml's series, plus VERSION's if it is a new
+# one (its first release), with this tree's contract.
 write_metadata() {
-  cat > "$1" <<EOF
-# clusterctl's release metadata: the release series of this provider and the
-# Cluster API contract each implements.
-apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
-kind: Metadata
-releaseSeries:
-- major: $MAJOR
-  minor: $MINOR
-  contract: v1beta2
-EOF
+  local major minor contract found=""
+  {
+    echo "# clusterctl's release metadata of $VERSION: every release series of this"
+    echo "# provider and the Cluster API contract each implements (from metadata.yaml)."
+    echo "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3"
+    echo "kind: Metadata"
+    echo "releaseSeries:"
+    while read -r major minor contract; do
+      [ "$major.$minor" != "$MAJOR.$MINOR" ] || found=1
+      printf -- '- major: %s\n  minor: %s\n  contract: %s\n' "$major" "$minor" "$contract"
+    done < <(recorded_series)
+    [ -n "$found" ] || printf -- '- major: %s\n  minor: %s\n  contract: %s\n' "$MAJOR" "$MINOR" "$CONTRACT"
+  } > "$1"
 }
 
 # local_cert_manager: unless CERT_MANAGER_URL names one, render cert-manager

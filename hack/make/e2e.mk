@@ -43,6 +43,9 @@ E2E_ARTIFACTS ?= $(ROOT)/_artifacts/e2e
 E2E_RELEASE_DIR ?= $(ROOT)/out
 # E2E_RELEASE=0 uses E2E_RELEASE_DIR as it is (no make release / make images).
 E2E_RELEASE ?= 1
+# The version of our providers the suites install: the one make release and
+# make images build (VERSION when given, else hack/release.sh's default).
+E2E_RELEASE_VERSION ?= $(IMAGE_VERSION)
 # Ginkgo focus/skip regular expressions, e.g. E2E_FOCUS='Quick start'.
 E2E_FOCUS ?=
 E2E_SKIP ?=
@@ -74,7 +77,7 @@ test-e2e: e2e-prereqs ## Run the e2e suites: local OpenStack, three node managem
 		E2E_WORKLOAD_API_PORT=$(E2E_WORKLOAD_API_PORT) E2E_ASSISTED_PORT=$(E2E_ASSISTED_PORT) E2E_ASSISTED_PORT_2=$(E2E_ASSISTED_PORT_2) E2E_ASSISTED_PORT_3=$(E2E_ASSISTED_PORT_3) \
 		E2E_REGISTRY_PORT=$(E2E_REGISTRY_PORT) \
 		go -C $(E2E_MODULE) test -tags e2e $(E2E_GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) . -args \
-		-e2e.release-dir=$(abspath $(E2E_RELEASE_DIR)) -e2e.artifacts-folder=$(E2E_ARTIFACTS) \
+		-e2e.release-dir=$(abspath $(E2E_RELEASE_DIR)) -e2e.release-version=$(E2E_RELEASE_VERSION) -e2e.artifacts-folder=$(E2E_ARTIFACTS) \
 		-e2e.mgmt-kubeconfig=$(E2E_MGMT_DIR)/kubeconfig -e2e.mgmt2-kubeconfig=$(E2E_MGMT2_DIR)/kubeconfig \
 		-e2e.mgmt3-kubeconfig=$(E2E_MGMT3_DIR)/kubeconfig \
 		-e2e.clouds-yaml=/etc/openstack/clouds.yaml \

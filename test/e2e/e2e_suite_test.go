@@ -34,6 +34,7 @@ import (
 var (
 	configPath       = flag.String("e2e.config", "config/ocp-capi.yaml", "the e2e configuration (clusterctl.E2EConfig)")
 	releaseDir       = flag.String("e2e.release-dir", "../../out", "the local release (make release): replaces ${RELEASE_DIR} in the configuration")
+	releaseVersion   = flag.String("e2e.release-version", "", "the version of our providers in the release: replaces ${RELEASE_VERSION} in the configuration (empty: the one version the release directory holds)")
 	artifactFolder   = flag.String("e2e.artifacts-folder", "../../_artifacts/e2e", "where logs, clusterctl repository and describe output go")
 	mgmtKubeconfig   = flag.String("e2e.mgmt-kubeconfig", "../../.mgmt/kubeconfig", "kubeconfig of the management cluster (mgmt up --size node)")
 	mgmt2Kubeconfig  = flag.String("e2e.mgmt2-kubeconfig", "", "kubeconfig of the Helm suite's management cluster (empty: the Helm suite fails saying so)")
@@ -84,7 +85,9 @@ var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
 
 	By("Loading the e2e configuration " + *configPath)
-	e2eConfig = loadE2EConfig(*configPath, *releaseDir)
+	version, err := providerVersion(*releaseDir, *releaseVersion)
+	Expect(err).NotTo(HaveOccurred())
+	e2eConfig = loadE2EConfig(*configPath, *releaseDir, version)
 
 	By("Creating the clusterctl repository from the local release " + *releaseDir)
 	clusterctlConfigPath = clusterctl.CreateRepository(suiteCtx, clusterctl.CreateRepositoryInput{
@@ -145,10 +148,10 @@ func intVariable(name string) int {
 // loadE2EConfig reads the configuration as clusterctl.LoadE2EConfig does,
 // but without its Validate, which insists on kubeadm bootstrap and
 // control-plane providers; the same checks that apply to us are made here.
-func loadE2EConfig(path, release string) *clusterctl.E2EConfig {
+func loadE2EConfig(path, release, version string) *clusterctl.E2EConfig {
 	data, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
-	data = []byte(strings.ReplaceAll(string(data), "${RELEASE_DIR}", release))
+	data = []byte(strings.NewReplacer("${RELEASE_DIR}", release, "${RELEASE_VERSION}", version).Replace(string(data)))
 	cfg := &clusterctl.E2EConfig{}
 	Expect(yaml.UnmarshalStrict(data, cfg)).To(Succeed(), "reading %s", path)
 	cfg.Defaults()
@@ -169,6 +172,24 @@ func loadE2EConfig(path, release string) *clusterctl.E2EConfig {
 		Expect(types[t]).To(Equal(1), "%s: the configuration needs exactly one", t)
 	}
 	return cfg
+}
+
+// providerVersion is the version of our providers in the release: want
+// when given, else the one version directory of the control-plane provider
+// (make release writes one version at a time).
+func providerVersion(release, want string) (string, error) {
+	if want != "" {
+		return want, nil
+	}
+	dirs, err := filepath.Glob(filepath.Join(release, "control-plane-openshift-agent", "v*"))
+	if err != nil {
+		return "", err
+	}
+	if len(dirs) != 1 {
+		return "", fmt.Errorf("want one control-plane-openshift-agent/<version> in %s (make release), found %v: "+
+			"pass -e2e.release-version", release, dirs)
+	}
+	return filepath.Base(dirs[0]), nil
 }
 
 // setCertManager points clusterctl's cert-manager setting at the release's

@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,28 @@ func capiVersion(t testing.TB) string {
 		t.Fatalf("want one CAPI core version in %s, got %q", outDir, dirs)
 	}
 	return filepath.Base(dirs[0])
+}
+
+// releaseSeries is one series of clusterctl's metadata.yaml.
+type releaseSeries struct {
+	Major, Minor int
+	Contract     string
+}
+
+// metadata is clusterctl's metadata.yaml.
+type metadata struct {
+	APIVersion    string          `json:"apiVersion"`
+	Kind          string          `json:"kind"`
+	ReleaseSeries []releaseSeries `json:"releaseSeries"`
+}
+
+func readMetadata(t *testing.T, path string) metadata {
+	t.Helper()
+	var md metadata
+	if err := yaml.UnmarshalStrict(readFile(t, path), &md); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return md
 }
 
 // TestRepositoryLayout: the release is a clusterctl local repository, and
@@ -45,22 +68,17 @@ func TestRepositoryLayout(t *testing.T) {
 		g.Expect(strings.TrimPrefix(e.URL, "file://")).To(BeAnExistingFile())
 	}
 
+	// Every provider's metadata lists every series recorded in the root
+	// metadata.yaml, then the released version's new series (v0.9).
+	recorded := readMetadata(t, filepath.Join(root, "metadata.yaml"))
+	g.Expect(recorded.ReleaseSeries).NotTo(BeEmpty())
+	g.Expect(recorded.ReleaseSeries).NotTo(ContainElement(HaveField("Minor", 9)), "the test releases a series not recorded yet")
+	want09 := slices.Concat(recorded.ReleaseSeries, []releaseSeries{{0, 9, "v1beta2"}})
 	for _, p := range providers {
-		var md struct {
-			APIVersion    string `json:"apiVersion"`
-			Kind          string `json:"kind"`
-			ReleaseSeries []struct {
-				Major, Minor int
-				Contract     string
-			} `json:"releaseSeries"`
-		}
-		g.Expect(yaml.UnmarshalStrict(readFile(t, filepath.Join(outDir, p.label, releaseVersion, "metadata.yaml")), &md)).To(Succeed())
+		md := readMetadata(t, filepath.Join(outDir, p.label, releaseVersion, "metadata.yaml"))
 		g.Expect(md.APIVersion).To(Equal("clusterctl.cluster.x-k8s.io/v1alpha3"))
 		g.Expect(md.Kind).To(Equal("Metadata"))
-		g.Expect(md.ReleaseSeries).To(ContainElement(struct {
-			Major, Minor int
-			Contract     string
-		}{0, 9, "v1beta2"}))
+		g.Expect(md.ReleaseSeries).To(Equal(want09), p.label)
 	}
 	g.Expect(filepath.Join(outDir, "cluster-api", capiVersion(t), "metadata.yaml")).To(BeAnExistingFile())
 	g.Expect(filepath.Join(outDir, "charts", "index.yaml")).To(BeAnExistingFile())
