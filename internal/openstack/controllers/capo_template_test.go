@@ -80,8 +80,9 @@ func capoInfraObjects(t *testing.T, vars map[string]string) (map[string]*infrav1
 // (internal/openstack/webhooks' TestCAPOFixturesApply sends the same file
 // through the API server and its webhooks), are reconciled: the cluster
 // gets its network, router, API load balancer and security groups with
-// CAPO's BGP and IP-in-IP rules, the machine templates say why they
-// cannot report capacity, and a control-plane machine of the template its server, with the
+// CAPO's BGP and IP-in-IP rules, a machine template its capacity (read
+// with the credentials of its Cluster's OpenStackCluster, as in CAPO), and
+// a control-plane machine of the template its server, with the
 // credentials of the cluster (CAPO's machine templates name none).
 func TestCAPOTemplateReconciled(t *testing.T) {
 	g := NewWithT(t)
@@ -143,20 +144,34 @@ func TestCAPOTemplateReconciled(t *testing.T) {
 		g.Expect(ipip).To(BeTrue(), "IP-in-IP rule in group %s", sg)
 	}
 
-	for _, tmplName := range []string{name + "-control-plane", name + "-md-0"} {
+	// CAPO's templates name no identityRef: like CAPO, the controller then
+	// reads the flavor with the credentials of the OpenStackCluster of the
+	// Cluster that owns the template (CAPI makes the Cluster the owner of
+	// the templates its MachineDeployments and control plane use). A
+	// template no Cluster owns yet says why it has no capacity.
+	for _, tc := range []struct {
+		template string
+		owned    bool
+		want     string
+	}{
+		{name + "-md-0", true, "True/"},
+		{name + "-control-plane", false, "False/" + infrav1.WaitingForDependenciesReason +
+			": spec.template.spec.identityRef is not set and no Cluster owning the template has an OpenStackCluster"},
+	} {
 		osmt := &infrav1.OpenStackMachineTemplate{}
-		g.Expect(templates[tmplName].ConvertTo(osmt)).To(Succeed())
+		g.Expect(templates[tc.template].ConvertTo(osmt)).To(Succeed())
 		osmt.Namespace = e.ns
-		osmt.Labels = map[string]string{clusterv1.ClusterNameLabel: name}
+		if tc.owned {
+			osmt.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: cluster.UID}}
+		}
 		e.createDeletedOnCleanup(labelled(osmt))
-		// CAPO's templates name no identityRef: the flavor's capacity
-		// cannot be read, and the template says so (a documented
-		// difference; it matters only for scaling from zero).
 		g.Eventually(func(g Gomega) {
 			get(g, osmt)
-			g.Expect(cond(osmt, infrav1.CapacityResolvedCondition)).To(Equal(
-				"False/" + infrav1.WaitingForDependenciesReason + ": spec.template.spec.identityRef is not set: the flavor cannot be read to report capacity"))
-		}, wait, tick).Should(Succeed())
+			g.Expect(cond(osmt, infrav1.CapacityResolvedCondition)).To(HavePrefix(tc.want))
+		}, wait, tick).Should(Succeed(), tc.template)
+		if tc.owned {
+			g.Expect(osmt.Status.Capacity).To(HaveKey(corev1.ResourceCPU))
+		}
 	}
 
 	// A control-plane machine of CAPO's template, as KubeadmControlPlane

@@ -7,10 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -32,6 +35,8 @@ var (
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch
 
 // Reconciler fills OpenStackMachineTemplate status.capacity.
 type Reconciler struct {
@@ -66,12 +71,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 	ref := t.Spec.Template.Spec.IdentityRef
 	if ref == nil {
-		// The template may inherit its identity from a cluster it does not
-		// know; then capacity is unknown, which only matters for scaling
-		// from zero.
+		var err error
+		if ref, err = r.clusterIdentity(ctx, t); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if ref == nil {
+		// Capacity only matters for scaling from zero. The owner may come
+		// later (CAPI adds it, which changes no generation): look again.
 		conditions.MarkFalse(t, infrav1.CapacityResolvedCondition, infrav1.WaitingForDependenciesReason,
-			"spec.template.spec.identityRef is not set: the flavor cannot be read to report capacity")
-		return ctrl.Result{}, nil
+			"spec.template.spec.identityRef is not set and no Cluster owning the template has an OpenStackCluster: the flavor cannot be read to report capacity")
+		return ctrl.Result{RequeueAfter: clusterIdentityPoll}, nil
 	}
 	c, err := r.Scopes.For(ctx, t.Namespace, *ref)
 	if err != nil {
@@ -87,6 +97,40 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	t.Status.NodeInfo = &infrav1.NodeInfo{OperatingSystem: "linux"}
 	conditions.MarkTrue(t, infrav1.CapacityResolvedCondition, fmt.Sprintf("flavor %s", f.Name))
 	return ctrl.Result{}, nil
+}
+
+// clusterIdentityPoll: how often a template without credentials looks for
+// its Cluster's.
+const clusterIdentityPoll = time.Minute
+
+// clusterIdentity is the identityRef of the OpenStackCluster of the Cluster
+// that owns t (CAPI's MachineDeployment and control-plane controllers make
+// it the templates' owner), or of the Cluster its cluster-name label
+// names; nil when there is none yet. CAPO's templates carry no identityRef
+// and take the cluster's in the same way.
+func (r *Reconciler) clusterIdentity(ctx context.Context, t *infrav1.OpenStackMachineTemplate) (*infrav1.OpenStackIdentityReference, error) {
+	name := t.Labels[clusterv1.ClusterNameLabel]
+	for _, o := range t.OwnerReferences {
+		if gv, err := schema.ParseGroupVersion(o.APIVersion); err == nil && gv.Group == clusterv1.GroupVersion.Group && o.Kind == "Cluster" {
+			name = o.Name
+		}
+	}
+	if name == "" {
+		return nil, nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, cluster); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	infra := cluster.Spec.InfrastructureRef
+	if infra.APIGroup != infrav1.GroupVersion.Group || infra.Kind != "OpenStackCluster" {
+		return nil, nil
+	}
+	osc := &infrav1.OpenStackCluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: infra.Name}, osc); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return &osc.Spec.IdentityRef, nil
 }
 
 func flavorOf(ctx context.Context, c *clients.Clients, p infrav1.FlavorParam) (*flavors.Flavor, error) {
