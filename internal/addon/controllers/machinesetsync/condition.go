@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
@@ -63,9 +61,6 @@ const (
 	EventTemplateDeleted   = "InfraMachineTemplateDeleted"
 )
 
-// maxMessageLength bounds the condition message (many warnings).
-const maxMessageLength = 8192
-
 // condition is the wanted state of the Synchronized condition.
 type condition struct {
 	status  corev1.ConditionStatus
@@ -84,10 +79,9 @@ type condition struct {
 // status.synchronizedGeneration, unless they already say so, and records
 // events for each change.
 func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, want condition) error {
-	cur := findCondition(ms.Status.Conditions, SynchronizedCondition)
+	cur := authority.FindCondition(ms.Status.Conditions, SynchronizedCondition)
 	next, gen, api := synchronizedState(ms, cur, want)
-	if cur != nil && cur.Status == next.Status && cur.Reason == next.Reason && cur.Message == next.Message &&
-		cur.Severity == next.Severity && gen == ms.Status.SynchronizedGeneration && api == ms.Status.SynchronizedAPI {
+	if authority.SameCondition(cur, next) && gen == ms.Status.SynchronizedGeneration && api == ms.Status.SynchronizedAPI {
 		return nil
 	}
 	if err := r.applySynchronized(ctx, ms, next, gen, api); err != nil {
@@ -101,24 +95,7 @@ func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.Machin
 // synchronizedGeneration and synchronizedAPI to go with it, given the
 // current condition cur.
 func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, want condition) (mapiv1beta1.Condition, int64, mapiv1beta1.SynchronizedAPI) {
-	next := mapiv1beta1.Condition{
-		Type:     SynchronizedCondition,
-		Status:   want.status,
-		Severity: mapiv1beta1.ConditionSeverityNone,
-		Reason:   want.reason,
-		Message:  truncate(want.message),
-	}
-	switch want.status {
-	case corev1.ConditionFalse:
-		next.Severity = mapiv1beta1.ConditionSeverityError
-	case corev1.ConditionUnknown:
-		next.Severity = mapiv1beta1.ConditionSeverityInfo
-	}
-	// lastTransitionTime changes only with the status.
-	next.LastTransitionTime = metav1.Now()
-	if cur != nil && cur.Status == want.status {
-		next.LastTransitionTime = cur.LastTransitionTime
-	}
+	next := authority.NextSynchronized(cur, want.status, want.reason, want.message, metav1.Now())
 	// synchronizedGeneration never decreases (the CRD refuses it, but in
 	// the write that leaves Migrating, which is the migration
 	// controller's). synchronizedAPI names the side of the last sync, and
@@ -137,54 +114,10 @@ func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, w
 	return next, gen, api
 }
 
-// applySynchronized writes c and gen to ms's status and updates ms with the
-// API server's answer. The write is a server-side apply of the status
-// subresource under ConditionFieldOwner, with the object's resourceVersion.
-//
-// Server-side apply stays here: the MachineSet is MAPI's, the migration controller writes the same fields, and conditions is a map-keyed list, so an apply owns just this entry.
+// applySynchronized writes c, gen and api to ms's status and updates ms
+// with the API server's answer (write.ApplySynchronized says why an apply).
 func (r *Reconciler) applySynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, c mapiv1beta1.Condition, gen int64, api mapiv1beta1.SynchronizedAPI) error {
-	cond := map[string]any{
-		"type":               string(c.Type),
-		"status":             string(c.Status),
-		"reason":             c.Reason,
-		"lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339),
-	}
-	if c.Message != "" {
-		cond["message"] = c.Message
-	}
-	if c.Severity != "" {
-		cond["severity"] = string(c.Severity)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": mapiv1beta1.GroupVersion.String(),
-		"kind":       "MachineSet",
-		"metadata": map[string]any{
-			"name": ms.Name, "namespace": ms.Namespace, "resourceVersion": ms.ResourceVersion,
-		},
-		"status": map[string]any{"conditions": []any{cond}},
-	}}
-	// Once set, it is always written, so that this field manager never
-	// drops it (the CRD refuses that). Zero is left out, as other writers'
-	// clients (omitempty) leave it out; the CRD would refuse their updates
-	// after an explicit zero.
-	if gen > 0 {
-		unstructured.SetNestedField(u.Object, gen, "status", "synchronizedGeneration") //nolint:errcheck // status is a map
-	}
-	// Likewise once set: the migration controller tells a switch from a
-	// cancel by it.
-	if api != "" {
-		unstructured.SetNestedField(u.Object, string(api), "status", "synchronizedAPI") //nolint:errcheck // status is a map
-	}
-	if err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(ConditionFieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("writing the Synchronized condition: %w", err)
-	}
-	fresh := &mapiv1beta1.MachineSet{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fresh); err != nil {
-		return err
-	}
-	*ms = *fresh
-	return nil
+	return write.ApplySynchronized(ctx, r.Client, ms, "MachineSet", c, gen, api, ConditionFieldOwner)
 }
 
 // recordSynchronized records the events of a change of the condition from
@@ -221,20 +154,4 @@ func synchronizedMessage(warnings []string) string {
 		return "Converted with 1 warning: " + warnings[0]
 	}
 	return fmt.Sprintf("Converted with %d warnings: %s", len(warnings), strings.Join(warnings, "; "))
-}
-
-func truncate(s string) string {
-	if len(s) <= maxMessageLength {
-		return s
-	}
-	return s[:maxMessageLength-len(" ...(truncated)")] + " ...(truncated)"
-}
-
-func findCondition(cs []mapiv1beta1.Condition, t mapiv1beta1.ConditionType) *mapiv1beta1.Condition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
 }

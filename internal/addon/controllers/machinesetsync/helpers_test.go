@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	mapiv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1alpha1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -139,7 +140,7 @@ func getTemplate(g Gomega, name string) *infrav1.OpenStackMachineTemplate {
 
 // synchronized returns the Synchronized condition of the MachineSet.
 func synchronized(ms *mapiv1beta1.MachineSet) *mapiv1beta1.Condition {
-	return findCondition(ms.Status.Conditions, SynchronizedCondition)
+	return authority.FindCondition(ms.Status.Conditions, SynchronizedCondition)
 }
 
 // waitSynced waits until the MachineSet is Synchronized at its generation

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -183,7 +184,7 @@ func (r *Reconciler) addFinalizer(ctx context.Context, ms *mapiv1beta1.MachineSe
 func (r *Reconciler) createMirror(ctx context.Context, ms *mapiv1beta1.MachineSet, desired *clusterv1.MachineSet, paused bool) (*clusterv1.MachineSet, error) {
 	mirror := desired.DeepCopy()
 	mirror.Status = clusterv1.MachineSetStatus{}
-	mirror.Annotations = mirrorAnnotations(desired.Annotations, ms.Name)
+	mirror.Annotations = authority.MirrorAnnotations(desired.Annotations, CreatedForAnnotation, ms.Name)
 	if !paused {
 		delete(mirror.Annotations, clusterv1.PausedAnnotation)
 	}
@@ -198,20 +199,6 @@ func (r *Reconciler) createMirror(ctx context.Context, ms *mapiv1beta1.MachineSe
 	return mirror, nil
 }
 
-// mirrorAnnotations are the converted annotations, the pause and, when
-// createdFor is set, the created-for mark.
-func mirrorAnnotations(converted map[string]string, createdFor string) map[string]string {
-	out := maps.Clone(converted)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[clusterv1.PausedAnnotation] = ""
-	if createdFor != "" {
-		out[CreatedForAnnotation] = createdFor
-	}
-	return out
-}
-
 // updateMirror overwrites the mirror's labels, annotations and spec with
 // the conversion's and keeps it paused, if any of them differ. Finalizers
 // and ownerReferences of others are kept. A mirror that was not created by
@@ -223,7 +210,7 @@ func (r *Reconciler) updateMirror(ctx context.Context, mirror, desired *clusterv
 	if err != nil {
 		return err
 	}
-	wantAnnotations := mirrorAnnotations(want.Annotations, mirror.Annotations[CreatedForAnnotation])
+	wantAnnotations := authority.MirrorAnnotations(want.Annotations, CreatedForAnnotation, mirror.Annotations[CreatedForAnnotation])
 	return write.LockedPatch(ctx, r.Client, mirror, func() bool {
 		if equalMaps(mirror.Labels, want.Labels) && equalMaps(mirror.Annotations, wantAnnotations) &&
 			controllerutil.ContainsFinalizer(mirror, SyncFinalizer) && apiequality.Semantic.DeepEqual(mirror.Spec, want.Spec) {

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
@@ -100,30 +97,14 @@ func (r *Reconciler) fail(ctx context.Context, m *mapiv1beta1.Machine, reason, m
 // writes the same fields; conditions is a map-keyed list, so the apply
 // owns just this entry.
 func (r *Reconciler) setSynchronized(ctx context.Context, m *mapiv1beta1.Machine, want condition) error {
-	var cur *mapiv1beta1.Condition
-	for i := range m.Status.Conditions {
-		if m.Status.Conditions[i].Type == authority.SynchronizedCondition {
-			cur = &m.Status.Conditions[i]
-		}
-	}
-	next := mapiv1beta1.Condition{Type: authority.SynchronizedCondition, Status: want.status, Reason: want.reason, Message: truncate(want.message)}
-	switch want.status {
-	case corev1.ConditionFalse:
-		next.Severity = mapiv1beta1.ConditionSeverityError
-	case corev1.ConditionUnknown:
-		next.Severity = mapiv1beta1.ConditionSeverityInfo
-	}
-	next.LastTransitionTime = metav1.Now()
-	if cur != nil && cur.Status == want.status {
-		next.LastTransitionTime = cur.LastTransitionTime
-	}
+	cur := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
+	next := authority.NextSynchronized(cur, want.status, want.reason, want.message, metav1.Now())
 	gen, api := m.Status.SynchronizedGeneration, m.Status.SynchronizedAPI
 	if want.status == corev1.ConditionTrue {
 		api = want.sourceAPI
 		gen = max(gen, want.sourceGen)
 	}
-	if cur != nil && cur.Status == next.Status && cur.Reason == next.Reason && cur.Message == next.Message &&
-		cur.Severity == next.Severity && gen == m.Status.SynchronizedGeneration && api == m.Status.SynchronizedAPI {
+	if authority.SameCondition(cur, next) && gen == m.Status.SynchronizedGeneration && api == m.Status.SynchronizedAPI {
 		return nil
 	}
 	if err := r.apply(ctx, m, next, gen, api); err != nil {
@@ -133,39 +114,10 @@ func (r *Reconciler) setSynchronized(ctx context.Context, m *mapiv1beta1.Machine
 	return nil
 }
 
+// apply writes c, gen and api to m's status and updates m with the API
+// server's answer (write.ApplySynchronized says why an apply).
 func (r *Reconciler) apply(ctx context.Context, m *mapiv1beta1.Machine, c mapiv1beta1.Condition, gen int64, api mapiv1beta1.SynchronizedAPI) error {
-	cond := map[string]any{"type": string(c.Type), "status": string(c.Status), "reason": c.Reason,
-		"lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)}
-	if c.Message != "" {
-		cond["message"] = c.Message
-	}
-	if c.Severity != "" {
-		cond["severity"] = string(c.Severity)
-	}
-	status := map[string]any{"conditions": []any{cond}}
-	// Once set, always written, so that this field manager never drops
-	// them (the CRD refuses dropping synchronizedGeneration; the migration
-	// controller reads synchronizedAPI).
-	if gen > 0 {
-		status["synchronizedGeneration"] = gen
-	}
-	if api != "" {
-		status["synchronizedAPI"] = string(api)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": mapiv1beta1.GroupVersion.String(), "kind": "Machine",
-		"metadata": map[string]any{"name": m.Name, "namespace": m.Namespace, "resourceVersion": m.ResourceVersion},
-		"status":   status,
-	}}
-	if err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(ConditionFieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("writing the Synchronized condition: %w", err)
-	}
-	fresh := &mapiv1beta1.Machine{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fresh); err != nil {
-		return err
-	}
-	*m = *fresh
-	return nil
+	return write.ApplySynchronized(ctx, r.Client, m, "Machine", c, gen, api, ConditionFieldOwner)
 }
 
 // record records events for a change of the condition: the warnings when
@@ -184,13 +136,4 @@ func (r *Reconciler) record(m *mapiv1beta1.Machine, cur *mapiv1beta1.Condition, 
 	default:
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, next.Reason, "Sync", "%s", next.Message)
 	}
-}
-
-const maxMessageLength = 8192
-
-func truncate(s string) string {
-	if len(s) <= maxMessageLength {
-		return s
-	}
-	return s[:maxMessageLength-len(" ...(truncated)")] + " ...(truncated)"
 }

@@ -20,6 +20,7 @@ import (
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
@@ -97,7 +98,7 @@ func (r *Reconciler) ensureCAPIMachine(ctx context.Context, s *scope, desired *c
 	if s.capi == nil {
 		c := desired.DeepCopy()
 		c.Status = clusterv1.MachineStatus{}
-		c.Annotations = withMarks(c.Annotations, s.name)
+		c.Annotations = authority.MirrorAnnotations(c.Annotations, CreatedForAnnotation, s.name)
 		c.Finalizers = []string{SyncFinalizer}
 		if err := r.Client.Create(ctx, c, client.FieldOwner(FieldOwner)); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -111,7 +112,7 @@ func (r *Reconciler) ensureCAPIMachine(ctx context.Context, s *scope, desired *c
 	}
 	c := s.capi
 	wantLabels := keepCAPIKeys(desired.Labels, c.Labels)
-	wantAnnotations := withMarks(keepCAPIKeys(desired.Annotations, c.Annotations), c.Annotations[CreatedForAnnotation])
+	wantAnnotations := authority.MirrorAnnotations(keepCAPIKeys(desired.Annotations, c.Annotations), CreatedForAnnotation, c.Annotations[CreatedForAnnotation])
 	return write.LockedPatch(ctx, r.Client, c, func() bool {
 		if maps.Equal(c.Labels, wantLabels) && maps.Equal(c.Annotations, wantAnnotations) && sameJSON(c.Spec, desired.Spec) &&
 			slices.Equal(c.OwnerReferences, mergeRefs(c.OwnerReferences, desired.OwnerReferences)) && controllerutil.ContainsFinalizer(c, SyncFinalizer) {
@@ -134,7 +135,7 @@ func (r *Reconciler) ensureInfraMachine(ctx context.Context, s *scope, im client
 	if s.infra == nil {
 		obj := im.DeepCopyObject().(client.Object)
 		clearStatus(obj)
-		obj.SetAnnotations(withMarks(obj.GetAnnotations(), s.name))
+		obj.SetAnnotations(authority.MirrorAnnotations(obj.GetAnnotations(), CreatedForAnnotation, s.name))
 		obj.SetOwnerReferences([]metav1.OwnerReference{ref})
 		if err := r.Client.Create(ctx, obj, client.FieldOwner(FieldOwner)); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -147,7 +148,7 @@ func (r *Reconciler) ensureInfraMachine(ctx context.Context, s *scope, im client
 	}
 	cur := s.infra
 	wantLabels := keepCAPIKeys(im.GetLabels(), cur.GetLabels())
-	wantAnnotations := withMarks(keepCAPIKeys(im.GetAnnotations(), cur.GetAnnotations()), cur.GetAnnotations()[CreatedForAnnotation])
+	wantAnnotations := authority.MirrorAnnotations(keepCAPIKeys(im.GetAnnotations(), cur.GetAnnotations()), CreatedForAnnotation, cur.GetAnnotations()[CreatedForAnnotation])
 	wantRefs := mergeRefs(cur.GetOwnerReferences(), []metav1.OwnerReference{ref})
 	return write.LockedPatch(ctx, r.Client, cur, func() bool {
 		changed := fillProviderID(cur, im)
@@ -259,20 +260,6 @@ func (r *Reconciler) deletePaused(ctx context.Context, o client.Object) error {
 		}
 	}
 	return write.RemoveFinalizers(ctx, r.Client, o, FieldOwner, o.GetFinalizers()...)
-}
-
-// withMarks adds the pause and, when createdFor is set, the created-for
-// mark to annotations.
-func withMarks(in map[string]string, createdFor string) map[string]string {
-	out := maps.Clone(in)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[clusterv1.PausedAnnotation] = ""
-	if createdFor != "" {
-		out[CreatedForAnnotation] = createdFor
-	}
-	return out
 }
 
 // keepCAPIKeys is want plus the keys of have in CAPI's own domain

@@ -14,7 +14,7 @@
 //     LockedStatusPatch;
 //   - the MAPI MachineSet's Synchronized condition, one entry of a
 //     map-keyed list that the migration controller writes too: server-side
-//     apply under its own field manager (machinesetsync/condition.go);
+//     apply under its own field manager (ApplySynchronized);
 //   - finalizers removed from an object that may have changed since it was
 //     read: a JSON patch that tests each entry (RemoveFinalizers);
 //   - stopping a build, two fields of an object the controller made: one
@@ -26,9 +26,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
 // LockedPatch writes the changes mutate makes to obj as a JSON merge patch
@@ -77,4 +82,42 @@ func RemoveFinalizers(ctx context.Context, c client.Client, o client.Object, fie
 		return err
 	}
 	return client.IgnoreNotFound(c.Patch(ctx, o, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(fieldOwner)))
+}
+
+// ApplySynchronized writes c, and gen and api once set, to the status of
+// obj, a MAPI Machine or MachineSet of kind, by server-side apply under
+// fieldOwner with obj's resourceVersion, and stores the API server's answer
+// in obj. An apply because the object is MAPI's and the migration
+// controller writes the same fields: conditions is a map-keyed list, so the
+// apply owns just this entry. gen and api, once set, are always written, so
+// that the field manager never drops them (the CRD refuses dropping
+// synchronizedGeneration; the migration controller reads synchronizedAPI);
+// zero and empty are left out, as other writers' clients (omitempty) leave
+// them out and the CRD would refuse their updates after an explicit zero.
+func ApplySynchronized(ctx context.Context, c client.Client, obj client.Object, kind string, cond mapiv1beta1.Condition,
+	gen int64, api mapiv1beta1.SynchronizedAPI, fieldOwner string) error {
+	entry := map[string]any{"type": string(cond.Type), "status": string(cond.Status), "reason": cond.Reason,
+		"lastTransitionTime": cond.LastTransitionTime.UTC().Format(time.RFC3339)}
+	if cond.Message != "" {
+		entry["message"] = cond.Message
+	}
+	if cond.Severity != "" {
+		entry["severity"] = string(cond.Severity)
+	}
+	status := map[string]any{"conditions": []any{entry}}
+	if gen > 0 {
+		status["synchronizedGeneration"] = gen
+	}
+	if api != "" {
+		status["synchronizedAPI"] = string(api)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": mapiv1beta1.GroupVersion.String(), "kind": kind,
+		"metadata": map[string]any{"name": obj.GetName(), "namespace": obj.GetNamespace(), "resourceVersion": obj.GetResourceVersion()},
+		"status":   status,
+	}}
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("writing the Synchronized condition: %w", err)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }

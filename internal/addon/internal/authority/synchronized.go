@@ -1,0 +1,74 @@
+package authority
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
+)
+
+// maxMessageLength bounds a condition message (a conversion may warn many
+// times).
+const maxMessageLength = 8192
+
+// NextSynchronized is the Synchronized condition that says status, reason
+// and message, following cur (nil: there is none yet) at now: False is an
+// Error and Unknown Info, as MAPI's other conditions; the message is
+// bounded; lastTransitionTime changes only with the status.
+func NextSynchronized(cur *mapiv1beta1.Condition, status corev1.ConditionStatus, reason, message string, now metav1.Time) mapiv1beta1.Condition {
+	next := mapiv1beta1.Condition{Type: SynchronizedCondition, Status: status, Severity: mapiv1beta1.ConditionSeverityNone,
+		Reason: reason, Message: truncate(message), LastTransitionTime: now}
+	switch status {
+	case corev1.ConditionFalse:
+		next.Severity = mapiv1beta1.ConditionSeverityError
+	case corev1.ConditionUnknown:
+		next.Severity = mapiv1beta1.ConditionSeverityInfo
+	}
+	if cur != nil && cur.Status == status {
+		next.LastTransitionTime = cur.LastTransitionTime
+	}
+	return next
+}
+
+// SameCondition reports whether cur (nil: none) already says what next
+// says, its lastTransitionTime aside.
+func SameCondition(cur *mapiv1beta1.Condition, next mapiv1beta1.Condition) bool {
+	return cur != nil && cur.Status == next.Status && cur.Reason == next.Reason &&
+		cur.Message == next.Message && cur.Severity == next.Severity
+}
+
+// FindCondition returns the condition of type t in cs, or nil.
+func FindCondition(cs []mapiv1beta1.Condition, t mapiv1beta1.ConditionType) *mapiv1beta1.Condition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// MirrorAnnotations are in plus the marks of an object of the paused side:
+// CAPI's pause and, when createdFor is set, createdForKey naming the object
+// it was created for.
+func MirrorAnnotations(in map[string]string, createdForKey, createdFor string) map[string]string {
+	out := maps.Clone(in)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[clusterv1.PausedAnnotation] = ""
+	if createdFor != "" {
+		out[createdForKey] = createdFor
+	}
+	return out
+}
+
+func truncate(s string) string {
+	const mark = " ...(truncated)"
+	if len(s) <= maxMessageLength {
+		return s
+	}
+	return s[:maxMessageLength-len(mark)] + mark
+}
