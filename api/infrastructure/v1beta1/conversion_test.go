@@ -24,7 +24,7 @@ import (
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 )
 
-func testScheme(t *testing.T) *runtime.Scheme {
+func testScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := AddToScheme(s); err != nil {

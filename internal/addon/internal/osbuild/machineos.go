@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 )
@@ -89,6 +90,17 @@ func BuilderConfigOf(m *mcfgv1.MachineOSConfig) (BuilderConfig, error) {
 	}
 	if cfg.FinalImagePushSecret == "" {
 		return BuilderConfig{}, inputError(ReasonInvalidMachineOSConfig, fmt.Sprintf("%s lacks spec.renderedImagePushSecret.name.", where))
+	}
+	// The build Job mounts both Secrets: a name that is not one would fail
+	// only there, later and less clearly.
+	for _, s := range []struct{ field, name string }{
+		{"spec.baseImagePullSecret.name", cfg.BaseImagePullSecret},
+		{"spec.renderedImagePushSecret.name", cfg.FinalImagePushSecret},
+	} {
+		if errs := validation.IsDNS1123Subdomain(s.name); len(errs) > 0 {
+			return BuilderConfig{}, inputError(ReasonInvalidMachineOSConfig,
+				fmt.Sprintf("%s: %s %q is not a valid Secret name: %s.", where, s.field, s.name, strings.Join(errs, "; ")))
+		}
 	}
 	repo, err := ParsePushRepository(strings.TrimSpace(m.Spec.RenderedImagePushSpec))
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"gopkg.in/yaml.v2"
 )
 
 var jsonUnmarshal = json.Unmarshal
@@ -239,6 +240,16 @@ func parseIdentity(id Identity) (gophercloud.AuthOptions, gophercloud.EndpointOp
 	if len(id.CloudsYAML) == 0 {
 		return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
 			Message: fmt.Sprintf("identity Secret %s has no %q key", id.Key, CloudsYAMLKey)}
+	}
+	// gophercloud's parser dereferences the cloud's auth section without
+	// checking that there is one; read the file as it does and refuse an
+	// entry without it.
+	var file clouds.Clouds
+	if err := yaml.Unmarshal(id.CloudsYAML, &file); err == nil {
+		if c, ok := file.Clouds[id.CloudName]; ok && c.AuthInfo == nil {
+			return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+				Message: fmt.Sprintf("identity Secret %s, cloud %q: the cloud has no auth section", id.Key, id.CloudName)}
+		}
 	}
 	// Always set region and interface, so that OS_REGION_NAME and
 	// OS_INTERFACE in the manager's environment do not override the Secret.

@@ -87,3 +87,18 @@ func TestParseIdentityHidesYAMLValues(t *testing.T) {
 		t.Errorf("missing cloud: %v", err)
 	}
 }
+
+// Regression (found by FuzzParseIdentity): a cloud entry without its auth
+// section, or null, made gophercloud's parser panic.
+func TestParseIdentityWithoutAuth(t *testing.T) {
+	for _, clouds := range []string{
+		"clouds:\n openstack:",
+		"clouds:\n  openstack:\n    region_name: RegionOne\n",
+		"clouds:\n  openstack:\n    auth:\n    region_name: RegionOne\n",
+	} {
+		_, _, _, err := parseIdentity(Identity{Key: "ns/c", CloudsYAML: []byte(clouds), CloudName: "openstack"})
+		if err == nil || !strings.Contains(err.Error(), `cloud "openstack": the cloud has no auth section`) {
+			t.Errorf("%q: %v", clouds, err)
+		}
+	}
+}
