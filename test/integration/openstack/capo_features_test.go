@@ -8,6 +8,7 @@ import (
 
 	lbflavors "github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -115,4 +116,37 @@ func TestClusterManagedRouterNeedsAdmin(t *testing.T) {
 	t.Logf("member asking for gateway addresses: %s", condition(osc, infrav1.RouterReadyCondition))
 	Expect(env.Client.Delete(ctx, osc)).To(Succeed())
 	waitGone(t, osc, 3*wait, func() string { return "Deleting " + condition(osc, clusterv1.DeletingCondition) })
+}
+
+// TestPropagateUplinkStatusWithoutExtension: the local Neutron has no
+// uplink-status-propagation extension, and refuses the attribute (400, as
+// the fake cloud answers); a server whose port sets propagateUplinkStatus
+// is refused before any port is made, PortsReady False/InvalidSpec naming
+// the extension.
+func TestPropagateUplinkStatusWithoutExtension(t *testing.T) {
+	RegisterTestingT(t)
+	needCloud(t)
+	ctx := context.Background()
+	p, err := ports.Create(ctx, direct.network, ports.CreateOpts{Name: fx.prefix + "-uplink-direct", NetworkID: fx.networkID,
+		PropagateUplinkStatus: ptr.To(true)}).Extract()
+	if err == nil {
+		_ = ports.Delete(ctx, direct.network, p.ID).ExtractErr()
+		t.Skip("the local Neutron has the uplink-status-propagation extension: nothing to refuse")
+	}
+	Expect(err.Error()).To(ContainSubstring("Unrecognized attribute(s) 'propagate_uplink_status'"))
+
+	startManager(t)
+	ns := newNamespace(t)
+	oss := basicServer(ns, fx.prefix+"-uplink")
+	oss.Spec.Ports[0].PropagateUplinkStatus = ptr.To(true)
+	create(t, oss)
+	Eventually(func(g Gomega) {
+		get(t, oss)(g)
+		c := capiconditions.Get(oss, infrav1.PortsReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.InvalidSpecReason), condition(oss, infrav1.PortsReadyCondition))
+		g.Expect(c.Message).To(ContainSubstring(`Neutron has no "uplink-status-propagation" extension`))
+	}, wait, 250*time.Millisecond).Should(Succeed())
+	deleteAndWait(t, oss)
+	expectNoLeftovers(t, fx.prefix+"-uplink")
 }
