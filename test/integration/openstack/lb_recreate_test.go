@@ -163,6 +163,12 @@ func TestRecreatedLoadBalancerGetsMembers(t *testing.T) {
 	var vmu sync.Mutex
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
+	// The keys are taken now: the test goroutine writes the machines
+	// themselves (their decoding would race with the sampler's reads).
+	keys := make([]client.ObjectKey, 0, len(machines))
+	for _, m := range machines {
+		keys = append(keys, client.ObjectKeyFromObject(m))
+	}
 	go func() {
 		defer close(sampled)
 		for {
@@ -171,9 +177,9 @@ func TestRecreatedLoadBalancerGetsMembers(t *testing.T) {
 				return
 			case <-time.After(500 * time.Millisecond):
 			}
-			for _, m := range machines {
+			for _, key := range keys {
 				cur := &infrav1.OpenStackMachine{}
-				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), cur); err != nil {
+				if err := env.Client.Get(ctx, key, cur); err != nil {
 					continue
 				}
 				id := ptr.Deref(cur.Status.APIServerLoadBalancerID, "")
