@@ -79,6 +79,8 @@ func concurrencyFlag(controller string) string { return controller + "-concurren
 // the order --help shows them. concurrency receives one pointer per
 // controller. The flags of goFlags (libraries register theirs on Go's
 // flag.CommandLine) are merged in, except where a name is already taken.
+// It is over 80 lines because it is one definition per flag, in --help
+// order; split up, that order would be spread over several functions.
 func newFlagSet(spec Spec, cfg *Config, concurrency map[string]*int, goFlags *flag.FlagSet) (*pflag.FlagSet, error) {
 	fs := pflag.NewFlagSet(spec.Name, pflag.ContinueOnError)
 	fs.SortFlags = false

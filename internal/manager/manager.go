@@ -117,6 +117,10 @@ func Run(ctx context.Context, spec Spec, args []string) error {
 	return run(ctx, spec, args, os.Stdout, os.Stderr)
 }
 
+// run is Run with its output streams. It is over 80 lines because it is
+// the managers' start-up read top to bottom (flags, logger, REST config,
+// scheme, manager, checks, webhooks, controllers, start), each step a few
+// lines that return its error with context.
 func run(ctx context.Context, spec Spec, args []string, stdout, stderr io.Writer) error {
 	cfg, fs, err := parseFlags(spec, args, flag.CommandLine)
 	if errors.Is(err, pflag.ErrHelp) {

@@ -35,6 +35,10 @@ func copyByName(dst, src any, manual ...string) error {
 	return copyValue(d.Elem(), s.Elem(), s.Elem().Type().Name(), skip)
 }
 
+// copyValue copies src into dst as copyByName says; path names the value
+// in errors, and skip holds the fields the caller converts by hand. It is
+// over 80 lines because it is one switch over the kinds a field can have,
+// each case a few lines.
 func copyValue(dst, src reflect.Value, path string, skip map[string]bool) error {
 	// A pointer into a value, or a value into a pointer.
 	switch {

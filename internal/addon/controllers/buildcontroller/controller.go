@@ -154,7 +154,10 @@ type namespaceCache struct{ cache.Cache }
 func (c namespaceCache) GetCache() cache.Cache { return c.Cache }
 
 // SetupWithManager registers the controller, its cache of the build
-// namespace, and the one-off sweep of the other backend's objects.
+// namespace, and the one-off sweep of the other backend's objects. It is
+// over 80 lines because it is one builder: each watch is a line with the
+// reason it exists, and split up they would no longer read as the list of
+// what wakes the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if r.Options.Backend == osbuild.BackendBuild {
 		// Say plainly when the Build API is missing, rather than fail later
