@@ -1,15 +1,13 @@
-package secretsync
+package controllers_test
 
-// The tests run the controller against a real kube-apiserver
-// (test/envtest) with the upstream MAPI CRDs. Two instances: one with the
-// usual two namespaces, one with a single namespace for both sides (the
-// bare-metal layout where the CAPI objects live beside the hosts). Run with
-// KUBEBUILDER_ASSETS=<repo>/bin.
+// The Secret sync (internal/addon/controllers/secretsync): with the suite's
+// two namespaces, and, in a manager of its own, with one namespace for both
+// sides (the bare-metal layout where the CAPI objects live beside the
+// hosts).
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -18,70 +16,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
-	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
-
-const (
-	mapiNS  = "openshift-machine-api"
-	capiNS  = "openshift-cluster-api"
-	shared  = "bm-shared"
-	timeout = 30 * time.Second
-)
-
-var env *envtest.Environment
-
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(envtest.NewLogger())
-	var err error
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
-		fmt.Println("FAIL: starting the API server:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, ns := range []string{mapiNS, capiNS, shared} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			fmt.Println("FAIL:", err)
-			return 1
-		}
-	}
-	mgr, err := ctrl.NewManager(env.ControllerConfig(), env.ManagerOptions())
-	if err != nil {
-		fmt.Println("FAIL:", err)
-		return 1
-	}
-	for i, r := range []*Reconciler{
-		{MAPINamespace: mapiNS, CAPINamespace: capiNS},
-		{MAPINamespace: shared, CAPINamespace: shared},
-	} {
-		r.Client, r.Recorder = mgr.GetClient(), nopRecorder{}
-		if err := r.SetupWithManager(ctx, mgr, controller.Options{SkipNameValidation: ptr.To(true)}); err != nil {
-			fmt.Println("FAIL: setting up instance", i, err)
-			return 1
-		}
-	}
-	stop := envtest.RunManager(ctx, mgr)
-	code := m.Run()
-	cancel()
-	if err := stop(); err != nil {
-		fmt.Println("FAIL: manager:", err)
-		return 1
-	}
-	return env.Guard.Finish(code)
-}
-
-type nopRecorder struct{}
-
-func (nopRecorder) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {}
 
 func secret(ns, name string, data map[string]string) *corev1.Secret {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
@@ -91,8 +30,8 @@ func secret(ns, name string, data map[string]string) *corev1.Secret {
 	return s
 }
 
-// machineSet refers to the user data and credentials Secrets.
-func machineSet(ns, name, userData, creds string) *mapiv1beta1.MachineSet {
+// machineSetUsing refers to the user data and credentials Secrets.
+func machineSetUsing(ns, name, userData, creds string) *mapiv1beta1.MachineSet {
 	raw := fmt.Sprintf(`{"kind":"OpenstackProviderSpec","userDataSecret":{"name":%q},"cloudsSecret":{"name":%q,"namespace":%q}}`, userData, creds, ns)
 	return &mapiv1beta1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -101,7 +40,7 @@ func machineSet(ns, name, userData, creds string) *mapiv1beta1.MachineSet {
 	}
 }
 
-func data(g Gomega, ns, name string) map[string]string {
+func secretData(g Gomega, ns, name string) map[string]string {
 	s := &corev1.Secret{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)).To(Succeed())
 	out := map[string]string{}
@@ -122,32 +61,36 @@ func TestCopies(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, secret(mapiNS, "openstack-cloud-credentials", map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, secret(mapiNS, "other-creds", map[string]string{"clouds.yaml": "x"}))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, secret(capiNS, "other-creds", map[string]string{"clouds.yaml": "the CCO's"}))).To(Succeed())
-	ms := machineSet(mapiNS, "workers", "worker-user-data", "openstack-cloud-credentials")
+	ms := machineSetUsing(mapiNS, "workers", "worker-user-data", "openstack-cloud-credentials")
 	g.Expect(env.Client.Create(ctx, ms)).To(Succeed())
-	g.Expect(env.Client.Create(ctx, machineSet(mapiNS, "others", "worker-user-data", "other-creds"))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, machineSetUsing(mapiNS, "others", "worker-user-data", "other-creds"))).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
-		g.Expect(data(g, capiNS, "worker-user-data")).To(Equal(map[string]string{"value": "ign-1"}))
-		g.Expect(data(g, capiNS, "openstack-cloud-credentials")).To(Equal(map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))
+		g.Expect(secretData(g, capiNS, "worker-user-data")).To(Equal(map[string]string{"value": "ign-1"}))
+		g.Expect(secretData(g, capiNS, "openstack-cloud-credentials")).To(Equal(map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))
 	}).WithTimeout(timeout).Should(Succeed())
 	g.Consistently(func(g Gomega) {
-		g.Expect(data(g, capiNS, "other-creds")).To(Equal(map[string]string{"clouds.yaml": "the CCO's"}), "not the sync's: left alone")
+		g.Expect(secretData(g, capiNS, "other-creds")).To(Equal(map[string]string{"clouds.yaml": "the CCO's"}), "not the sync's: left alone")
 	}).WithTimeout(2 * time.Second).Should(Succeed())
 
 	src := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: "worker-user-data"}, src)).To(Succeed())
 	src.Data["userData"] = []byte("ign-2")
 	g.Expect(env.Client.Update(ctx, src)).To(Succeed())
-	g.Eventually(func(g Gomega) { g.Expect(data(g, capiNS, "worker-user-data")).To(HaveKeyWithValue("value", "ign-2")) }).WithTimeout(timeout).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(secretData(g, capiNS, "worker-user-data")).To(HaveKeyWithValue("value", "ign-2"))
+	}).WithTimeout(timeout).Should(Succeed())
 
 	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: "openstack-cloud-credentials"}})).To(Succeed())
-	g.Eventually(func(g Gomega) { g.Expect(data(g, capiNS, "openstack-cloud-credentials")).To(HaveKey("clouds.yaml")) }).WithTimeout(timeout).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(secretData(g, capiNS, "openstack-cloud-credentials")).To(HaveKey("clouds.yaml"))
+	}).WithTimeout(timeout).Should(Succeed())
 
 	g.Expect(env.Client.Delete(ctx, ms)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: capiNS, Name: "openstack-cloud-credentials"}, &corev1.Secret{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "copy of an unused Secret still there: %v", err)
-		g.Expect(data(g, capiNS, "worker-user-data")).To(HaveKey("value"), "still used by the other MachineSet")
+		g.Expect(secretData(g, capiNS, "worker-user-data")).To(HaveKey("value"), "still used by the other MachineSet")
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
@@ -156,9 +99,16 @@ func TestCopies(t *testing.T) {
 func TestSameNamespace(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
+	const shared = "bm-shared"
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shared}})).To(Succeed())
+	opts := addon.NewOptions()
+	opts.MAPINamespace, opts.CAPINamespace = shared, shared
+	stop, err := startAddon(ctx, env.ControllerConfig(), opts)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { g.Expect(stop()).To(Succeed()) }()
 	g.Expect(env.Client.Create(ctx, secret(shared, "worker-user-data-managed", map[string]string{"userData": "ign"}))).To(Succeed())
-	g.Expect(env.Client.Create(ctx, machineSet(shared, "bm-workers", "worker-user-data-managed", ""))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, machineSetUsing(shared, "bm-workers", "worker-user-data-managed", ""))).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		g.Expect(data(g, shared, "worker-user-data-managed")).To(Equal(map[string]string{"userData": "ign", "value": "ign"}))
+		g.Expect(secretData(g, shared, "worker-user-data-managed")).To(Equal(map[string]string{"userData": "ign", "value": "ign"}))
 	}).WithTimeout(timeout).Should(Succeed())
 }
