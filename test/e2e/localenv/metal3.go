@@ -52,7 +52,9 @@ import (
 //     This is how a machine the Machine API ran keeps its host when it
 //     moves to Cluster API. An existing spec.providerID is kept;
 //   - a host a Metal3Machine takes gets it as controller owner (CAPM3's
-//     setHostConsumerRef), which release drops.
+//     setHostConsumerRef), which release drops;
+//   - a free host is taken only in state available (or ready) and without
+//     an error message (CAPM3's chooseHost).
 //
 // It drives no BMC, runs no Ironic and boots nothing.
 type Metal3 struct {
@@ -307,6 +309,11 @@ func (m *Metal3) claimHost(ctx context.Context, obj *unstructured.Unstructured, 
 	for i := range hosts.Items {
 		h := &hosts.Items[i]
 		if h.Spec.ConsumerRef != nil || !h.DeletionTimestamp.IsZero() || !labels.SelectorFromSet(selector).Matches(labels.Set(h.Labels)) {
+			continue
+		}
+		// CAPM3 takes only a host that is ready to be provisioned and has
+		// no error.
+		if st := h.Status.Provisioning.State; (st != "available" && st != "ready") || h.Status.ErrorMessage != "" {
 			continue
 		}
 		base := h.DeepCopy()
