@@ -244,16 +244,34 @@ func parseIdentity(id Identity) (gophercloud.AuthOptions, gophercloud.EndpointOp
 	// gophercloud's parser dereferences the cloud's auth section without
 	// checking that there is one; read the file as it does and refuse an
 	// entry without it.
+	cloudsYAML := id.CloudsYAML
 	var file clouds.Clouds
 	if err := yaml.Unmarshal(id.CloudsYAML, &file); err == nil {
-		if c, ok := file.Clouds[id.CloudName]; ok && c.AuthInfo == nil {
-			return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
-				Message: fmt.Sprintf("identity Secret %s, cloud %q: the cloud has no auth section", id.Key, id.CloudName)}
+		if c, ok := file.Clouds[id.CloudName]; ok {
+			if c.AuthInfo == nil {
+				return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+					Message: fmt.Sprintf("identity Secret %s, cloud %q: the cloud has no auth section", id.Key, id.CloudName)}
+			}
+			if msg := filesystemFields(c, len(bytes.TrimSpace(id.CACert)) > 0); msg != "" {
+				return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+					Message: fmt.Sprintf("identity Secret %s, cloud %q: %s", id.Key, id.CloudName, msg)}
+			}
+			if c.CACertFile != "" {
+				// The Secret's cacert key holds the CA; the parser would
+				// still open the path, so it gets the entry without it.
+				c.CACertFile = ""
+				out, err := yaml.Marshal(clouds.Clouds{Clouds: map[string]clouds.Cloud{id.CloudName: c}})
+				if err != nil {
+					return gophercloud.AuthOptions{}, gophercloud.EndpointOpts{}, nil, &Error{Class: Transient, Reason: ReasonAuthFailed,
+						Message: fmt.Sprintf("identity Secret %s, cloud %q: cannot drop the cacert path", id.Key, id.CloudName)}
+				}
+				cloudsYAML = out
+			}
 		}
 	}
 	// Always set region and interface, so that OS_REGION_NAME and
 	// OS_INTERFACE in the manager's environment do not override the Secret.
-	opts := []clouds.ParseOption{clouds.WithCloudsYAML(bytes.NewReader(id.CloudsYAML)), clouds.WithCloudName(id.CloudName),
+	opts := []clouds.ParseOption{clouds.WithCloudsYAML(bytes.NewReader(cloudsYAML)), clouds.WithCloudName(id.CloudName),
 		clouds.WithRegion(id.Region), clouds.WithEndpointType("")}
 	authOpts, endpointOpts, tlsConfig, err := clouds.Parse(opts...)
 	if err != nil {
@@ -279,6 +297,28 @@ func parseIdentity(id Identity) (gophercloud.AuthOptions, gophercloud.EndpointOp
 	// every request after the first token expires.
 	authOpts.AllowReauth = true
 	return authOpts, endpointOpts, tlsConfig, nil
+}
+
+// filesystemFields says which field of a clouds.yaml entry would make the
+// parser read a file of the manager's own file system (whatever the Secret's
+// author names, such as the manager's service account token or serving key),
+// or "" when none would. A cacert path is harmless when the Secret carries
+// the CA in its cacert key: the path is then dropped, as clouds.yaml files
+// copied from a workstation name their CA file.
+func filesystemFields(c clouds.Cloud, secretHasCA bool) string {
+	switch {
+	case c.Profile != "":
+		return `"profile" is not supported: the vendor profile would be read from a clouds-public.yaml on the manager's file system; ` +
+			`write the profile's settings (auth_url, region_name, interface) into the entry`
+	case c.Cloud != "":
+		return `"cloud" (a vendor profile of clouds-public.yaml) is not supported: the profile would be read from the manager's file system; ` +
+			`write the profile's settings (auth_url, region_name, interface) into the entry`
+	case c.ClientCertFile != "" || c.ClientKeyFile != "":
+		return `"cert" and "key" (client certificate files) are not supported: they name files on the manager's file system`
+	case c.CACertFile != "" && !secretHasCA:
+		return `"cacert" names a file on the manager's file system, which is not read; put the CA bundle (PEM) in the Secret's "cacert" key`
+	}
+	return ""
 }
 
 // authenticate gets a token with a provider client whose requests go
