@@ -53,44 +53,45 @@ func secretData(g Gomega, ns, name string) map[string]string {
 // TestCopies: the user data Secret is copied with the key value, the
 // credentials as they are; a change of the source shows in the copy, a
 // deleted copy is made again, a copy nothing refers to goes, and a Secret
-// the sync did not create is left alone.
+// the sync did not create is left alone. Its Secrets have names of their
+// own: the other flows' MachineSets use the installer's.
 func TestCopies(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	g.Expect(env.Client.Create(ctx, secret(mapiNS, "worker-user-data", map[string]string{"userData": "ign-1", "disableTemplating": "true"}))).To(Succeed())
-	g.Expect(env.Client.Create(ctx, secret(mapiNS, "openstack-cloud-credentials", map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))).To(Succeed())
-	g.Expect(env.Client.Create(ctx, secret(mapiNS, "other-creds", map[string]string{"clouds.yaml": "x"}))).To(Succeed())
-	g.Expect(env.Client.Create(ctx, secret(capiNS, "other-creds", map[string]string{"clouds.yaml": "the CCO's"}))).To(Succeed())
-	ms := machineSetUsing(mapiNS, "workers", "worker-user-data", "openstack-cloud-credentials")
+	g.Expect(env.Client.Create(ctx, secret(mapiNS, "copies-user-data", map[string]string{"userData": "ign-1", "disableTemplating": "true"}))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, secret(mapiNS, "copies-cloud-credentials", map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, secret(mapiNS, "copies-other-creds", map[string]string{"clouds.yaml": "x"}))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, secret(capiNS, "copies-other-creds", map[string]string{"clouds.yaml": "the CCO's"}))).To(Succeed())
+	ms := machineSetUsing(mapiNS, "copies-workers", "copies-user-data", "copies-cloud-credentials")
 	g.Expect(env.Client.Create(ctx, ms)).To(Succeed())
-	g.Expect(env.Client.Create(ctx, machineSetUsing(mapiNS, "others", "worker-user-data", "other-creds"))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, machineSetUsing(mapiNS, "copies-others", "copies-user-data", "copies-other-creds"))).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
-		g.Expect(secretData(g, capiNS, "worker-user-data")).To(Equal(map[string]string{"value": "ign-1"}))
-		g.Expect(secretData(g, capiNS, "openstack-cloud-credentials")).To(Equal(map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))
+		g.Expect(secretData(g, capiNS, "copies-user-data")).To(Equal(map[string]string{"value": "ign-1"}))
+		g.Expect(secretData(g, capiNS, "copies-cloud-credentials")).To(Equal(map[string]string{"clouds.yaml": "clouds: {}", "cacert": "CA"}))
 	}).WithTimeout(timeout).Should(Succeed())
 	g.Consistently(func(g Gomega) {
-		g.Expect(secretData(g, capiNS, "other-creds")).To(Equal(map[string]string{"clouds.yaml": "the CCO's"}), "not the sync's: left alone")
+		g.Expect(secretData(g, capiNS, "copies-other-creds")).To(Equal(map[string]string{"clouds.yaml": "the CCO's"}), "not the sync's: left alone")
 	}).WithTimeout(2 * time.Second).Should(Succeed())
 
 	src := &corev1.Secret{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: "worker-user-data"}, src)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: "copies-user-data"}, src)).To(Succeed())
 	src.Data["userData"] = []byte("ign-2")
 	g.Expect(env.Client.Update(ctx, src)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		g.Expect(secretData(g, capiNS, "worker-user-data")).To(HaveKeyWithValue("value", "ign-2"))
+		g.Expect(secretData(g, capiNS, "copies-user-data")).To(HaveKeyWithValue("value", "ign-2"))
 	}).WithTimeout(timeout).Should(Succeed())
 
-	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: "openstack-cloud-credentials"}})).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: "copies-cloud-credentials"}})).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		g.Expect(secretData(g, capiNS, "openstack-cloud-credentials")).To(HaveKey("clouds.yaml"))
+		g.Expect(secretData(g, capiNS, "copies-cloud-credentials")).To(HaveKey("clouds.yaml"))
 	}).WithTimeout(timeout).Should(Succeed())
 
 	g.Expect(env.Client.Delete(ctx, ms)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: capiNS, Name: "openstack-cloud-credentials"}, &corev1.Secret{})
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: capiNS, Name: "copies-cloud-credentials"}, &corev1.Secret{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "copy of an unused Secret still there: %v", err)
-		g.Expect(secretData(g, capiNS, "worker-user-data")).To(HaveKey("value"), "still used by the other MachineSet")
+		g.Expect(secretData(g, capiNS, "copies-user-data")).To(HaveKey("value"), "still used by the other MachineSet")
 	}).WithTimeout(timeout).Should(Succeed())
 }
 

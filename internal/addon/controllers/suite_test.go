@@ -6,12 +6,15 @@ package controllers_test
 // with CAPI's CRDs, ours and the upstream MAPI, config, Metal3 and MCO
 // CRDs. They look only at what the API server holds: objects, and the
 // events the controllers record. No CAPI, MAPI or OpenStack controller
-// runs: where a test needs one, it plays it (and says so).
+// runs: the controllers that acknowledge a pause are played by the
+// stand-ins of standin_test.go, for the whole run; where a test needs
+// anything else of them, it plays it (and says so).
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +40,14 @@ const (
 // timeout bounds every wait; it is only reached on failure.
 const timeout = 60 * time.Second
 
-var env *envtest.Environment
+var (
+	env *envtest.Environment
+	// suiteCtx is the run's context; addon is the suite's add-on manager,
+	// which restartAddon replaces.
+	suiteCtx  context.Context
+	addonMu   sync.Mutex
+	stopAddon func() error
+)
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
@@ -55,14 +65,22 @@ func run(m *testing.M) int {
 		fmt.Println("FAIL: setting up the cluster objects:", err)
 		return 1
 	}
-	stop, err := startAddon(ctx, env.ControllerConfig(), addon.NewOptions())
+	suiteCtx = ctx
+	stopStandIns, err := env.RunStandIns(ctx, standMAO.setup, (&capiPause{}).setup)
 	if err != nil {
+		fmt.Println("FAIL: stand-ins:", err)
+		return 1
+	}
+	defer func() { _ = stopStandIns() }()
+	if stopAddon, err = startAddon(ctx, env.ControllerConfig(), addon.NewOptions()); err != nil {
 		fmt.Println("FAIL: add-on manager:", err)
 		return 1
 	}
 	code := m.Run()
-	cancel()
-	if err := stop(); err != nil {
+	addonMu.Lock()
+	err = stopAddon()
+	addonMu.Unlock()
+	if err != nil {
 		fmt.Println("FAIL: add-on manager:", err)
 		return 1
 	}
@@ -74,9 +92,9 @@ func run(m *testing.M) int {
 // does, in a manager on cfg; stop stops it and waits for it.
 func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options) (stop func() error, err error) {
 	cfg = rest.CopyConfig(cfg)
-	// No client-side rate limit: what is measured is the controllers'
-	// requests, not client-go's queue.
-	cfg.QPS = -1
+	// The client rate limit of the addon-manager's defaults
+	// (--kube-api-qps, --kube-api-burst).
+	cfg.QPS, cfg.Burst = 20, 30
 	mgr, err := ctrl.NewManager(cfg, env.ManagerOptions())
 	if err != nil {
 		return nil, err
@@ -87,6 +105,23 @@ func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options) (sto
 		}
 	}
 	return envtest.RunManager(ctx, mgr), nil
+}
+
+// restartAddon stops the suite's add-on manager, runs between (with no
+// add-on controller running), and starts it again: a restart of the
+// addon-manager.
+func restartAddon(t *testing.T, between func()) {
+	t.Helper()
+	addonMu.Lock()
+	defer addonMu.Unlock()
+	if err := stopAddon(); err != nil {
+		t.Fatalf("stopping the add-on manager: %v", err)
+	}
+	between()
+	var err error
+	if stopAddon, err = startAddon(suiteCtx, env.ControllerConfig(), addon.NewOptions()); err != nil {
+		t.Fatalf("starting the add-on manager again: %v", err)
+	}
 }
 
 // setupCluster makes the namespaces and the Infrastructure singleton.

@@ -1,20 +1,17 @@
-package machinesync
+package controllers_test
+
+// The Machine sync (internal/addon/controllers/machinesync), with the
+// MachineSet sync, which makes the CAPI MachineSets that own the CAPI
+// Machines, and the migration controllers, which switch the authority.
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"hash/fnv"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/annotations"
@@ -23,51 +20,11 @@ import (
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
-	mapiv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1alpha1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
-const timeout = 60 * time.Second
-
-const (
-	netID    = "11111111-1111-4111-8111-111111111111"
-	serverID = "9f1c0c4e-0000-4000-8000-000000000001"
-)
-
-func testName(t *testing.T) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(t.Name()) {
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	n := b.String()
-	if len(n) > 30 {
-		n = n[:30]
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(t.Name()))
-	return fmt.Sprintf("%s-%08x", strings.Trim(n, "-"), h.Sum32())
-}
-
-func providerSpec(t *testing.T) *runtime.RawExtension {
-	ps := &mapiv1alpha1.OpenstackProviderSpec{
-		TypeMeta:       metav1.TypeMeta{APIVersion: "machine.openshift.io/v1alpha1", Kind: mapi2capi.OpenStackProviderSpecKind},
-		CloudsSecret:   &corev1.SecretReference{Name: "openstack-cloud-credentials", Namespace: mapiNS},
-		CloudName:      "openstack",
-		Flavor:         "m1.xlarge",
-		Image:          "rhcos",
-		UserDataSecret: &corev1.SecretReference{Name: "worker-user-data"},
-		Networks:       []mapiv1alpha1.NetworkParam{{UUID: netID}},
-	}
-	raw, err := json.Marshal(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &runtime.RawExtension{Raw: raw}
-}
+// serverID is the OpenStack server of the Machines.
+const serverID = "9f1c0c4e-0000-4000-8000-000000000001"
 
 // machineSetAndMachine creates a MAPI MachineSet of no replicas and a
 // Machine it owns, running (as MAPO leaves it), and returns their name
@@ -83,7 +40,7 @@ func machineSetAndMachine(t *testing.T) (msName, mName string) {
 			Replicas: ptr.To[int32](1), DeletePolicy: "Random", Selector: metav1.LabelSelector{MatchLabels: sel},
 			Template: mapiv1beta1.MachineTemplateSpec{
 				ObjectMeta: mapiv1beta1.ObjectMeta{Labels: sel},
-				Spec:       mapiv1beta1.MachineSpec{ProviderSpec: mapiv1beta1.ProviderSpec{Value: providerSpec(t)}},
+				Spec:       mapiv1beta1.MachineSpec{ProviderSpec: mapiv1beta1.ProviderSpec{Value: rawSpec(t, openStackSpec())}},
 			},
 		},
 	}
@@ -99,7 +56,7 @@ func machineSetAndMachine(t *testing.T) (msName, mName string) {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: mapiv1beta1.GroupVersion.String(), Kind: "MachineSet", Name: msName, UID: ms.UID, Controller: ptr.To(true)}},
 			Finalizers:      []string{mapiv1beta1.MachineFinalizer},
 		},
-		Spec: mapiv1beta1.MachineSpec{ProviderSpec: mapiv1beta1.ProviderSpec{Value: providerSpec(t)}, ProviderID: ptr.To("openstack:///" + serverID)},
+		Spec: mapiv1beta1.MachineSpec{ProviderSpec: mapiv1beta1.ProviderSpec{Value: rawSpec(t, openStackSpec())}, ProviderID: ptr.To("openstack:///" + serverID)},
 	}
 	g.Expect(env.Client.Create(context.Background(), m)).To(Succeed())
 	// MAPO's status of a running machine (played).
@@ -115,27 +72,13 @@ func machineSetAndMachine(t *testing.T) (msName, mName string) {
 	return msName, mName
 }
 
-func get[T client.Object](g Gomega, ns, name string, obj T) T {
-	g.Expect(env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, obj)).To(Succeed())
-	return obj
-}
-
-func synchronized(cs []mapiv1beta1.Condition) *mapiv1beta1.Condition {
-	for i := range cs {
-		if cs[i].Type == authority.SynchronizedCondition {
-			return &cs[i]
-		}
-	}
-	return nil
-}
-
-// waitSynced waits until the MAPI Machine is synchronized from side.
-func waitSynced(t *testing.T, name string, side mapiv1beta1.SynchronizedAPI) *mapiv1beta1.Machine {
+// waitMachineSynced waits until the MAPI Machine is synchronized from side.
+func waitMachineSynced(t *testing.T, name string, side mapiv1beta1.SynchronizedAPI) *mapiv1beta1.Machine {
 	t.Helper()
 	var m *mapiv1beta1.Machine
 	NewWithT(t).Eventually(func(g Gomega) {
 		m = get(g, mapiNS, name, &mapiv1beta1.Machine{})
-		c := synchronized(m.Status.Conditions)
+		c := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "Synchronized %+v", c)
 		g.Expect(m.Status.SynchronizedAPI).To(Equal(side))
@@ -143,29 +86,18 @@ func waitSynced(t *testing.T, name string, side mapiv1beta1.SynchronizedAPI) *ma
 	return m
 }
 
-// setStatusAuthority walks status.authoritativeAPI to a through Migrating,
-// as the migration controller would (without the pauses it does).
-func setStatusAuthority(t *testing.T, obj client.Object, a mapiv1beta1.MachineAuthority) {
+// setAuthority asks for authority a in the MAPI object's spec and waits
+// until the migration controllers have reached it.
+func setAuthority(t *testing.T, obj client.Object, a mapiv1beta1.MachineAuthority) {
 	t.Helper()
-	for _, step := range []mapiv1beta1.MachineAuthority{mapiv1beta1.MachineAuthorityMigrating, a} {
-		NewWithT(t).Eventually(func() error {
-			if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-				return err
-			}
-			switch o := obj.(type) {
-			case *mapiv1beta1.Machine:
-				o.Status.AuthoritativeAPI = step
-				if step != mapiv1beta1.MachineAuthorityMigrating {
-					o.Status.SynchronizedGeneration = 0
-				}
-			case *mapiv1beta1.MachineSet:
-				o.Status.AuthoritativeAPI = step
-				if step != mapiv1beta1.MachineAuthorityMigrating {
-					o.Status.SynchronizedGeneration = 0
-				}
-			}
-			return env.Client.Status().Update(context.Background(), obj)
-		}).WithTimeout(timeout).Should(Succeed())
+	g := NewWithT(t)
+	switch o := obj.(type) {
+	case *mapiv1beta1.Machine:
+		update(t, o, func(m *mapiv1beta1.Machine) { m.Spec.AuthoritativeAPI = a })
+		g.Eventually(func(g Gomega) { g.Expect(getMachine(g, o.Name).Status.AuthoritativeAPI).To(Equal(a)) }).WithTimeout(timeout).Should(Succeed())
+	case *mapiv1beta1.MachineSet:
+		update(t, o, func(ms *mapiv1beta1.MachineSet) { ms.Spec.AuthoritativeAPI = a })
+		g.Eventually(func(g Gomega) { g.Expect(getMS(g, o.Name).Status.AuthoritativeAPI).To(Equal(a)) }).WithTimeout(timeout).Should(Succeed())
 	}
 }
 
@@ -184,11 +116,6 @@ func unpause(t *testing.T, objs ...client.Object) {
 	}
 }
 
-func gone(g Gomega, obj client.Object) {
-	err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s still exists (err %v, finalizers %v)", obj.GetName(), err, obj.GetFinalizers())
-}
-
 // TestForwardMirror: a MAPI-authoritative Machine of a MachineSet gets a
 // paused CAPI Machine, owned by the CAPI MachineSet, and a paused
 // OpenStackMachine owned by it, both of its name, that describe its server
@@ -196,7 +123,7 @@ func gone(g Gomega, obj client.Object) {
 func TestForwardMirror(t *testing.T) {
 	g := NewWithT(t)
 	msName, name := machineSetAndMachine(t)
-	m := waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	m := waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	g.Expect(m.Status.SynchronizedGeneration).To(Equal(m.Generation))
 	var capi *clusterv1.Machine
 	var osm *infrav1.OpenStackMachine
@@ -234,12 +161,12 @@ func TestForwardMirror(t *testing.T) {
 func TestReverseMirror(t *testing.T) {
 	g := NewWithT(t)
 	_, name := machineSetAndMachine(t)
-	m := waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	m := waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	capi := get(g, capiNS, name, &clusterv1.Machine{})
 	osm := get(g, capiNS, name, &infrav1.OpenStackMachine{})
-	setStatusAuthority(t, m, mapiv1beta1.MachineAuthorityClusterAPI)
+	setAuthority(t, m, mapiv1beta1.MachineAuthorityClusterAPI)
 	unpause(t, capi, osm)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
 
 	// Cluster API reports (played here: no CAPI controller runs).
 	g.Eventually(func() error {
@@ -273,9 +200,9 @@ func TestReverseMirror(t *testing.T) {
 func TestScaleUpMirror(t *testing.T) {
 	g := NewWithT(t)
 	msName, name := machineSetAndMachine(t)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	ms := get(g, mapiNS, msName, &mapiv1beta1.MachineSet{})
-	setStatusAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
+	setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
 	capiMS := get(g, capiNS, msName, &clusterv1.MachineSet{})
 
 	// What CAPI's MachineSet controller makes for a new replica (played).
@@ -299,7 +226,7 @@ func TestScaleUpMirror(t *testing.T) {
 		g.Expect(m.OwnerReferences).To(ConsistOf(HaveField("UID", ms.UID)))
 		g.Expect(m.Spec.ProviderSpec.Value).NotTo(BeNil())
 	}).WithTimeout(timeout).Should(Succeed())
-	waitSynced(t, newName, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitMachineSynced(t, newName, mapiv1beta1.SynchronizedAPIClusterAPI)
 }
 
 // TestDeleteMAPIAuthoritative: deleting a MAPI-authoritative Machine leaves
@@ -308,7 +235,7 @@ func TestScaleUpMirror(t *testing.T) {
 func TestDeleteMAPIAuthoritative(t *testing.T) {
 	g := NewWithT(t)
 	_, name := machineSetAndMachine(t)
-	m := waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	m := waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	g.Expect(env.Client.Delete(context.Background(), m)).To(Succeed())
 	g.Consistently(func(g Gomega) {
 		get(g, capiNS, name, &clusterv1.Machine{})
@@ -343,11 +270,11 @@ func TestDeleteMAPIAuthoritative(t *testing.T) {
 func TestDeleteCAPIAuthoritative(t *testing.T) {
 	g := NewWithT(t)
 	_, name := machineSetAndMachine(t)
-	m := waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	m := waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	capi := get(g, capiNS, name, &clusterv1.Machine{})
-	setStatusAuthority(t, m, mapiv1beta1.MachineAuthorityClusterAPI)
+	setAuthority(t, m, mapiv1beta1.MachineAuthorityClusterAPI)
 	unpause(t, capi)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
 	// CAPI's finalizer, as its Machine controller sets it (played).
 	NewWithT(t).Eventually(func() error {
 		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(capi), capi); err != nil {
@@ -382,7 +309,7 @@ func TestDeleteCAPIAuthoritative(t *testing.T) {
 func TestCAPIMirrorDeleted(t *testing.T) {
 	g := NewWithT(t)
 	_, name := machineSetAndMachine(t)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	old := get(g, capiNS, name, &clusterv1.Machine{})
 	g.Expect(env.Client.Delete(context.Background(), old)).To(Succeed())
 	g.Eventually(func(g Gomega) {

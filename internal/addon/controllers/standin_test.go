@@ -1,7 +1,7 @@
-package migration
+package controllers_test
 
 // Stand-ins for the controllers that acknowledge a pause, which do not run
-// in this suite. Each row of the table in docs/addon/migration.md
+// in this suite; they run for the whole run, beside the add-on. Each row of the table in docs/addon/migration.md
 // ("Tests") names what it plays; TestStandIns checks the table.
 //
 //   - the Machine API operator's MachineSet and Machine controllers
@@ -20,7 +20,10 @@ package migration
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,8 +37,12 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
+
+// standMAO plays the Machine API operator; tests hold its acknowledgement.
+var standMAO = &mao{}
 
 // mao plays the Machine API operator's Paused condition.
 type mao struct {
@@ -78,17 +85,47 @@ func (m *mao) reconcile(ctx context.Context, req ctrl.Request, obj client.Object
 	if err := m.c.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	f := fieldsOf(obj)
-	want, ok := maoPaused(*f.status)
+	status, conditions := mapiAuthority(obj)
+	want, ok := maoPaused(status)
 	if !ok || (want.Status == corev1.ConditionTrue && m.isHeld(req.Name)) {
 		return ctrl.Result{}, nil
 	}
-	base := obj.DeepCopyObject().(client.Object)
-	if !f.setCondition(want) {
+	if cur := authority.FindCondition(*conditions, want.Type); cur != nil && cur.Status == want.Status && cur.Reason == want.Reason &&
+		cur.Message == want.Message && cur.Severity == want.Severity {
 		return ctrl.Result{}, nil
 	}
+	base := obj.DeepCopyObject().(client.Object)
+	setMAPICondition(conditions, want)
 	return ctrl.Result{}, client.IgnoreNotFound(m.c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner("machine-api-operator")))
+}
+
+// mapiAuthority is the status.authoritativeAPI and the conditions of a
+// MAPI MachineSet or Machine.
+func mapiAuthority(obj client.Object) (mapiv1beta1.MachineAuthority, *[]mapiv1beta1.Condition) {
+	switch o := obj.(type) {
+	case *mapiv1beta1.MachineSet:
+		return o.Status.AuthoritativeAPI, &o.Status.Conditions
+	case *mapiv1beta1.Machine:
+		return o.Status.AuthoritativeAPI, &o.Status.Conditions
+	}
+	panic(fmt.Sprintf("%T is not a MAPI MachineSet or Machine", obj))
+}
+
+// setMAPICondition replaces or adds c, its transition time moving only
+// with its status, as MAO's condition helper does.
+func setMAPICondition(cs *[]mapiv1beta1.Condition, c mapiv1beta1.Condition) {
+	c.LastTransitionTime = metav1.Now()
+	for i := range *cs {
+		if (*cs)[i].Type == c.Type {
+			if (*cs)[i].Status == c.Status {
+				c.LastTransitionTime = (*cs)[i].LastTransitionTime
+			}
+			(*cs)[i] = c
+			return
+		}
+	}
+	*cs = append(*cs, c)
 }
 
 // maoPaused is the Paused condition MAO sets for a status; ok is false for
@@ -159,5 +196,28 @@ func kindName(o client.Object) string {
 	case *mapiv1beta1.Machine:
 		return "mapi-machine"
 	}
-	return kindOf(o)
+	t := fmt.Sprintf("%T", o) // *v1beta2.MachineSet
+	return strings.ToLower(t[strings.LastIndex(t, ".")+1:])
+}
+
+// TestStandIns checks the table of standin_test.go.
+func TestStandIns(t *testing.T) {
+	for status, want := range map[mapiv1beta1.MachineAuthority]corev1.ConditionStatus{
+		mapiAPI: corev1.ConditionFalse, capiAPI: corev1.ConditionTrue, authority.Migrating: corev1.ConditionTrue,
+	} {
+		c, ok := maoPaused(status)
+		if !ok || c.Status != want || c.Type != mapiv1beta1.PausedCondition {
+			t.Errorf("MAO Paused for %s: %+v", status, c)
+		}
+	}
+	if _, ok := maoPaused(""); ok {
+		t.Errorf("MAO sets Paused with no status")
+	}
+	paused := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{clusterv1.PausedAnnotation: ""}}}
+	if c := capiPausedCondition(paused); c.Status != metav1.ConditionTrue || c.Reason != clusterv1.PausedReason {
+		t.Errorf("CAPI Paused with the annotation: %+v", c)
+	}
+	if c := capiPausedCondition(&clusterv1.MachineSet{}); c.Status != metav1.ConditionFalse || c.Reason != clusterv1.NotPausedReason {
+		t.Errorf("CAPI Paused without it: %+v", c)
+	}
 }

@@ -1,4 +1,6 @@
-package machinesync
+package controllers_test
+
+// The Machine sync of bare-metal machines and their hosts.
 
 import (
 	"context"
@@ -15,6 +17,8 @@ import (
 	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesync"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	bmv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetal/v1alpha1"
 	bmhv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetalhost/v1alpha1"
@@ -87,7 +91,7 @@ func TestRollbackReturnsHost(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	name, host := bareMetalMachine(t)
-	m := waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	m := waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	m3m := get(g, capiNS, name, &metal3v1.Metal3Machine{})
 	g.Expect(annotations.HasPaused(m3m)).To(BeTrue())
 	g.Expect(m3m.Annotations).To(HaveKeyWithValue(mapi2capi.HostAnnotation, capiNS+"/"+host.Name))
@@ -95,9 +99,9 @@ func TestRollbackReturnsHost(t *testing.T) {
 
 	// The switch to Cluster API, and CAPM3 taking the host (played).
 	capi := get(g, capiNS, name, &clusterv1.Machine{})
-	setStatusAuthority(t, m, mapiv1beta1.MachineAuthorityClusterAPI)
+	setAuthority(t, m, mapiv1beta1.MachineAuthorityClusterAPI)
 	unpause(t, capi, m3m)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
 	m3m = get(g, capiNS, name, &metal3v1.Metal3Machine{})
 	g.Eventually(func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(host), host); err != nil {
@@ -114,8 +118,8 @@ func TestRollbackReturnsHost(t *testing.T) {
 	}).WithTimeout(2 * time.Second).Should(Succeed())
 
 	// Rollback.
-	setStatusAuthority(t, m, mapiv1beta1.MachineAuthorityMachineAPI)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	setAuthority(t, m, mapiv1beta1.MachineAuthorityMachineAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	var back *bmhv1alpha1.BareMetalHost
 	g.Eventually(func(g Gomega) {
 		back = get(g, capiNS, host.Name, &bmhv1alpha1.BareMetalHost{})
@@ -135,7 +139,7 @@ func TestHostElsewhereNotMirrored(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	name, _ := bareMetalMachine(t)
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	g.Eventually(func() error {
 		m := &mapiv1beta1.Machine{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: name}, m); err != nil {
@@ -146,10 +150,10 @@ func TestHostElsewhereNotMirrored(t *testing.T) {
 	}).WithTimeout(timeout).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		m := get(g, mapiNS, name, &mapiv1beta1.Machine{})
-		c := synchronized(m.Status.Conditions)
+		c := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
-		g.Expect(c.Reason).To(Equal(ReasonConversionFailed))
+		g.Expect(c.Reason).To(Equal(machinesync.ReasonConversionFailed))
 		g.Expect(c.Message).To(ContainSubstring("--capi-namespace " + mapiNS))
 	}).WithTimeout(timeout).Should(Succeed())
 }

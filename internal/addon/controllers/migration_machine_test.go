@@ -1,7 +1,8 @@
-package migration
+package controllers_test
+
+// The authority switch of Machines (internal/addon/controllers/migration).
 
 import (
-	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -33,17 +34,6 @@ func newMachine(t *testing.T, msName string) string {
 	return name
 }
 
-func getMachine(g Gomega, name string) *mapiv1beta1.Machine {
-	m := &mapiv1beta1.Machine{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: mapiNS, Name: name}, m)).To(Succeed())
-	return m
-}
-
-func getCAPI[T client.Object](g Gomega, name string, obj T) T {
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: capiNS, Name: name}, obj)).To(Succeed())
-	return obj
-}
-
 func setMachineSpecAuthority(t *testing.T, name string, a mapiv1beta1.MachineAuthority) {
 	t.Helper()
 	update(t, &mapiv1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: mapiNS, Name: name}},
@@ -55,7 +45,7 @@ func waitMachineAuthority(t *testing.T, name string, a mapiv1beta1.MachineAuthor
 	NewWithT(t).Eventually(func(g Gomega) {
 		m := getMachine(g, name)
 		g.Expect(m.Status.AuthoritativeAPI).To(Equal(a))
-		c := condition(m.Status.Conditions, authority.MigratedCondition)
+		c := authority.FindCondition(m.Status.Conditions, authority.MigratedCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "Migrated %+v", c)
 	}).WithTimeout(timeout).Should(Succeed())
@@ -74,10 +64,10 @@ func TestMachineSwitchAndRollback(t *testing.T) {
 	name := newMachine(t, msName)
 	g.Eventually(func(g Gomega) {
 		m := getMachine(g, name)
-		c := condition(m.Status.Conditions, authority.SynchronizedCondition)
+		c := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(corev1.ConditionTrue))
-		g.Expect(annotations.HasPaused(getCAPI(g, name, &infrav1.OpenStackMachine{}))).To(BeTrue())
+		g.Expect(annotations.HasPaused(get(g, capiNS, name, &infrav1.OpenStackMachine{}))).To(BeTrue())
 	}).WithTimeout(timeout).Should(Succeed())
 	h := watchMachineHistory(t, name)
 
@@ -85,8 +75,8 @@ func TestMachineSwitchAndRollback(t *testing.T) {
 	setMachineSpecAuthority(t, name, capiAPI)
 	waitMachineAuthority(t, name, capiAPI)
 	g.Eventually(func(g Gomega) {
-		g.Expect(annotations.HasPaused(getCAPI(g, name, &clusterv1.Machine{}))).To(BeFalse())
-		g.Expect(annotations.HasPaused(getCAPI(g, name, &infrav1.OpenStackMachine{}))).To(BeFalse())
+		g.Expect(annotations.HasPaused(get(g, capiNS, name, &clusterv1.Machine{}))).To(BeFalse())
+		g.Expect(annotations.HasPaused(get(g, capiNS, name, &infrav1.OpenStackMachine{}))).To(BeFalse())
 		m := getMachine(g, name)
 		g.Expect(m.Status.SynchronizedAPI).To(Equal(mapiv1beta1.SynchronizedAPIClusterAPI))
 	}).WithTimeout(timeout).Should(Succeed())
@@ -94,7 +84,7 @@ func TestMachineSwitchAndRollback(t *testing.T) {
 	// The OpenStackMachine, unpaused, made its OpenStackServer (played).
 	oss := &infrav1alpha1.OpenStackServer{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: name}}
 	oss.Spec.Flavor = ptr.To("m1.xlarge")
-	oss.Spec.Image = getCAPI(g, name, &infrav1.OpenStackMachine{}).Spec.Image
+	oss.Spec.Image = get(g, capiNS, name, &infrav1.OpenStackMachine{}).Spec.Image
 	oss.Spec.IdentityRef = infrav1.OpenStackIdentityReference{Type: infrav1.IdentityRefTypeSecret, Name: "c", CloudName: "openstack"}
 	oss.Spec.Ports = []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(netID)}}}
 	create(t, oss)
@@ -102,7 +92,7 @@ func TestMachineSwitchAndRollback(t *testing.T) {
 	setMachineSpecAuthority(t, name, mapiAPI)
 	waitMachineAuthority(t, name, mapiAPI)
 	for _, o := range []client.Object{&clusterv1.Machine{}, &infrav1.OpenStackMachine{}, &infrav1alpha1.OpenStackServer{}} {
-		obj := getCAPI(g, name, o)
+		obj := get(g, capiNS, name, o)
 		g.Expect(annotations.HasPaused(obj)).To(BeTrue(), "%T is paused", obj)
 		g.Expect(capiPausedConditionTrue(obj)).To(BeTrue(), "%T said Paused before the handover", obj)
 	}

@@ -1,24 +1,29 @@
-package migration
+package controllers_test
+
+// The authority switch of MachineSets (internal/addon/controllers/migration)
+// with the syncs, and the Machine API operator and CAPI played by the
+// stand-ins.
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/migration"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
-)
-
-var (
-	mapiAPI = mapiv1beta1.MachineAuthorityMachineAPI
-	capiAPI = mapiv1beta1.MachineAuthorityClusterAPI
 )
 
 // startMAPI creates a MAPI MachineSet and waits until its CAPI mirror is
@@ -27,7 +32,7 @@ func startMAPI(t *testing.T) string {
 	t.Helper()
 	name := testName(t)
 	create(t, newMachineSet(t, name, openStackSpec()))
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	waitMachineSetSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	waitAuthority(t, name, mapiAPI, authority.ReasonReached)
 	return name
 }
@@ -40,7 +45,7 @@ func switchToCAPI(t *testing.T, name string) {
 	setSpecAuthority(t, name, capiAPI)
 	waitAuthority(t, name, capiAPI, authority.ReasonReached)
 	NewWithT(t).Eventually(func(g Gomega) { g.Expect(capiPaused(g, name)).To(BeFalse()) }).WithTimeout(timeout).Should(Succeed())
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitMachineSetSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
 }
 
 // TestSwitchToClusterAPI: once the CAPI side mirrors the current
@@ -54,18 +59,18 @@ func TestSwitchToClusterAPI(t *testing.T) {
 	h := watchHistory(t, name)
 	switchToCAPI(t, name)
 	h.checkNeverBothActive(t)
-	g.Expect(rec.reasonsFor(mapiNS, name)).To(ContainElements(EventMigrationStarted, EventAuthoritativeAPIChanged, EventCAPIUnpaused))
+	waitEvents(t, mapiNS, name, ContainElements(HaveField("Reason", migration.EventMigrationStarted), HaveField("Reason", migration.EventAuthoritativeAPIChanged), HaveField("Reason", migration.EventCAPIUnpaused)))
 
 	// Cluster API is authoritative: a change of the CAPI MachineSet shows
 	// on the MAPI one.
 	update(t, &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: name}}, func(ms *clusterv1.MachineSet) {
-		ms.Spec.Replicas = ptrInt32(3)
+		ms.Spec.Replicas = ptr.To[int32](3)
 	})
 	g.Eventually(func(g Gomega) {
 		ms := getMS(g, name)
 		g.Expect(*ms.Spec.Replicas).To(BeEquivalentTo(3))
 	}).WithTimeout(timeout).Should(Succeed())
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitMachineSetSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
 
 	// Steady state: nothing is written.
 	ms, capi := getMS(g, name), getCAPIMS(g, name)
@@ -90,7 +95,7 @@ func TestSwitchOutOfSync(t *testing.T) {
 	})
 	g.Eventually(func(g Gomega) {
 		ms := getMS(g, name)
-		c := condition(ms.Status.Conditions, authority.MigratedCondition)
+		c := authority.FindCondition(ms.Status.Conditions, authority.MigratedCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Reason).To(Equal(authority.ReasonWaitingForSync))
 		g.Expect(c.Severity).To(Equal(mapiv1beta1.ConditionSeverityWarning))
@@ -120,10 +125,10 @@ func TestRollback(t *testing.T) {
 	setSpecAuthority(t, name, mapiAPI)
 	waitAuthority(t, name, mapiAPI, authority.ReasonReached)
 	g.Expect(capiPaused(g, name)).To(BeTrue())
-	g.Expect(capiconditionTrue(getCAPIMS(g, name), clusterv1.PausedCondition)).To(BeTrue(), "CAPI said Paused before the handover")
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	g.Expect(capiPausedConditionTrue(getCAPIMS(g, name))).To(BeTrue(), "CAPI said Paused before the handover")
+	waitMachineSetSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	h.checkNeverBothActive(t)
-	g.Expect(rec.reasonsFor(mapiNS, name)).To(ContainElements(EventCAPIPaused))
+	waitEvents(t, mapiNS, name, ContainElements(HaveField("Reason", migration.EventCAPIPaused)))
 }
 
 // TestCancel: while Migrating (the MAPI side has not said Paused yet), spec
@@ -169,14 +174,14 @@ func TestRestartMidSwitch(t *testing.T) {
 	standMAO.hold(name, true)
 	setSpecAuthority(t, name, capiAPI)
 	waitAuthority(t, name, authority.Migrating, authority.ReasonMigrating)
-	restartMigration(t, func() {
+	restartAddon(t, func() {
 		standMAO.hold(name, false)
 		// Poke the MAPI object so the stand-in acknowledges now.
 		update(t, &mapiv1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: mapiNS, Name: name}}, func(ms *mapiv1beta1.MachineSet) {
 			ms.Labels["poke"] = "1"
 		})
 		g.Eventually(func(g Gomega) {
-			c := condition(getMS(g, name).Status.Conditions, mapiv1beta1.PausedCondition)
+			c := authority.FindCondition(getMS(g, name).Status.Conditions, mapiv1beta1.PausedCondition)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(corev1.ConditionTrue))
 		}).WithTimeout(timeout).Should(Succeed())
@@ -186,7 +191,7 @@ func TestRestartMidSwitch(t *testing.T) {
 	g.Eventually(func(g Gomega) { g.Expect(capiPaused(g, name)).To(BeFalse()) }).WithTimeout(timeout).Should(Succeed())
 	h.checkNeverBothActive(t)
 
-	restartMigration(t, func() {
+	restartAddon(t, func() {
 		// The state a crash between the handover and the unpause leaves.
 		update(t, &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: name}}, func(ms *clusterv1.MachineSet) {
 			annotations.AddAnnotations(ms, map[string]string{clusterv1.PausedAnnotation: ""})
@@ -209,7 +214,7 @@ func TestDeletedPartner(t *testing.T) {
 	old := getCAPIMS(g, name)
 	g.Expect(env.Client.Delete(context.Background(), old)).To(Succeed())
 	waitAuthority(t, name, mapiAPI, authority.ReasonWaitingForPartner)
-	g.Expect(rec.notesFor(mapiNS, name)).To(ContainElement(ContainSubstring("deleted during the switch")))
+	waitEvents(t, mapiNS, name, ContainElement(HaveField("Note", ContainSubstring("deleted during the switch"))))
 	standMAO.hold(name, false)
 	waitAuthority(t, name, capiAPI, authority.ReasonReached)
 	g.Eventually(func(g Gomega) {
@@ -231,8 +236,8 @@ func TestCreatedWithClusterAPI(t *testing.T) {
 	create(t, ms)
 	waitAuthority(t, name, capiAPI, authority.ReasonReached)
 	g.Eventually(func(g Gomega) { g.Expect(capiPaused(g, name)).To(BeFalse()) }).WithTimeout(timeout).Should(Succeed())
-	waitSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
-	g.Expect(rec.reasonsFor(mapiNS, name)).To(ContainElement(EventAuthoritativeAPISet))
+	waitMachineSetSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
+	waitEvents(t, mapiNS, name, ContainElement(HaveField("Reason", migration.EventAuthoritativeAPISet)))
 
 	// Deleting the authoritative CAPI MachineSet deletes its mirror.
 	capi := getCAPIMS(g, name)
@@ -243,37 +248,168 @@ func TestCreatedWithClusterAPI(t *testing.T) {
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
-// TestStandIns checks the table of standin_test.go.
-func TestStandIns(t *testing.T) {
-	for status, want := range map[mapiv1beta1.MachineAuthority]corev1.ConditionStatus{
-		mapiAPI: corev1.ConditionFalse, capiAPI: corev1.ConditionTrue, authority.Migrating: corev1.ConditionTrue,
-	} {
-		c, ok := maoPaused(status)
-		if !ok || c.Status != want || c.Type != mapiv1beta1.PausedCondition {
-			t.Errorf("MAO Paused for %s: %+v", status, c)
-		}
-	}
-	if _, ok := maoPaused(""); ok {
-		t.Errorf("MAO sets Paused with no status")
-	}
-	paused := &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{clusterv1.PausedAnnotation: ""}}}
-	if c := capiPausedCondition(paused); c.Status != metav1.ConditionTrue || c.Reason != clusterv1.PausedReason {
-		t.Errorf("CAPI Paused with the annotation: %+v", c)
-	}
-	if c := capiPausedCondition(&clusterv1.MachineSet{}); c.Status != metav1.ConditionFalse || c.Reason != clusterv1.NotPausedReason {
-		t.Errorf("CAPI Paused without it: %+v", c)
-	}
+// setSpecAuthority sets spec.authoritativeAPI of the MAPI MachineSet.
+func setSpecAuthority(t testing.TB, name string, a mapiv1beta1.MachineAuthority) {
+	t.Helper()
+	update(t, &mapiv1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: mapiNS, Name: name}},
+		func(ms *mapiv1beta1.MachineSet) { ms.Spec.AuthoritativeAPI = a })
 }
 
-func ptrInt32(v int32) *int32 { return &v }
-
-func capiconditionTrue(o *clusterv1.MachineSet, t string) bool {
-	for _, c := range o.Status.Conditions {
-		if c.Type == t {
-			return c.Status == metav1.ConditionTrue
+// waitMachineSetSynced waits until the MachineSet is Synchronized from side at the
+// current generation of that side.
+func waitMachineSetSynced(t testing.TB, name string, side mapiv1beta1.SynchronizedAPI) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		ms := getMS(g, name)
+		c := authority.FindCondition(ms.Status.Conditions, authority.SynchronizedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "Synchronized %+v", c)
+		g.Expect(ms.Status.SynchronizedAPI).To(Equal(side))
+		gen := ms.Generation
+		if side == mapiv1beta1.SynchronizedAPIClusterAPI {
+			gen = getCAPIMS(g, name).Generation
 		}
-	}
-	return false
+		g.Expect(ms.Status.SynchronizedGeneration).To(Equal(gen))
+	}).WithTimeout(timeout).Should(Succeed())
 }
 
-var _ client.Object = &clusterv1.MachineSet{}
+// waitAuthority waits until status.authoritativeAPI is a, and Migrated has
+// the reason.
+func waitAuthority(t testing.TB, name string, a mapiv1beta1.MachineAuthority, reason string) *mapiv1beta1.MachineSet {
+	t.Helper()
+	var ms *mapiv1beta1.MachineSet
+	NewWithT(t).Eventually(func(g Gomega) {
+		ms = getMS(g, name)
+		g.Expect(ms.Status.AuthoritativeAPI).To(Equal(a))
+		c := authority.FindCondition(ms.Status.Conditions, authority.MigratedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(reason), "Migrated %+v", c)
+	}).WithTimeout(timeout).Should(Succeed())
+	return ms
+}
+
+func capiPaused(g Gomega, name string) bool { return annotations.HasPaused(getCAPIMS(g, name)) }
+
+// history records, through watches, every version of the MAPI and CAPI
+// MachineSets called name, to check an invariant over all of them in the
+// API server's order (resourceVersions of one etcd increase).
+type history struct {
+	mu      sync.Mutex
+	entries []entry
+	stop    []func()
+}
+
+type entry struct {
+	rv   int64
+	mapi bool
+	// active: the side acts on the object (not paused).
+	active bool
+	exists bool
+}
+
+// watchHistory starts recording the two MachineSets called name.
+func watchHistory(t *testing.T, name string) *history {
+	return watchKinds(t, name, &mapiv1beta1.MachineSetList{}, &clusterv1.MachineSetList{})
+}
+
+// watchMachineHistory starts recording the two Machines called name.
+func watchMachineHistory(t *testing.T, name string) *history {
+	return watchKinds(t, name, &mapiv1beta1.MachineList{}, &clusterv1.MachineList{})
+}
+
+func watchKinds(t *testing.T, name string, lists ...client.ObjectList) *history {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &history{}
+	for _, l := range lists {
+		ns := capiNS
+		switch l.(type) {
+		case *mapiv1beta1.MachineSetList, *mapiv1beta1.MachineList:
+			ns = mapiNS
+		}
+		w, err := wc.Watch(suiteCtx, l, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.stop = append(h.stop, w.Stop)
+		go func() {
+			for ev := range w.ResultChan() {
+				h.record(ev)
+			}
+		}()
+	}
+	t.Cleanup(func() {
+		for _, s := range h.stop {
+			s()
+		}
+	})
+	return h
+}
+
+func (h *history) record(ev watch.Event) {
+	o, ok := ev.Object.(client.Object)
+	if !ok {
+		return
+	}
+	rv, err := strconv.ParseInt(o.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	e := entry{rv: rv, exists: ev.Type != watch.Deleted}
+	switch t := o.(type) {
+	case *mapiv1beta1.MachineSet:
+		e.mapi = true
+		e.active = mapiActive(t.Status.AuthoritativeAPI, t.Spec.AuthoritativeAPI, t.Status.Conditions)
+	case *mapiv1beta1.Machine:
+		e.mapi = true
+		e.active = mapiActive(t.Status.AuthoritativeAPI, t.Spec.AuthoritativeAPI, t.Status.Conditions)
+	case *clusterv1.MachineSet:
+		e.active = !annotations.HasPaused(t) && t.DeletionTimestamp.IsZero()
+	case *clusterv1.Machine:
+		e.active = !annotations.HasPaused(t) && t.DeletionTimestamp.IsZero()
+	default:
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.entries = append(h.entries, e)
+}
+
+// mapiActive: the Machine API operator acts while the authority is
+// MachineAPI, until it has said Paused.
+func mapiActive(status, spec mapiv1beta1.MachineAuthority, cs []mapiv1beta1.Condition) bool {
+	a := status
+	if a == "" {
+		a = spec
+	}
+	paused := authority.FindCondition(cs, mapiv1beta1.PausedCondition)
+	return (a == "" || a == mapiv1beta1.MachineAuthorityMachineAPI) && (paused == nil || paused.Status != corev1.ConditionTrue)
+}
+
+// checkNeverBothActive replays the history in the API server's order.
+func (h *history) checkNeverBothActive(t *testing.T) {
+	t.Helper()
+	time.Sleep(500 * time.Millisecond) // the last watch events
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	es := slices.Clone(h.entries)
+	slices.SortFunc(es, func(a, b entry) int { return int(a.rv - b.rv) })
+	var mapiActive, capiActive bool
+	for _, e := range es {
+		if e.mapi {
+			mapiActive = e.exists && e.active
+		} else {
+			capiActive = e.exists && e.active
+		}
+		if mapiActive && capiActive {
+			t.Errorf("at resourceVersion %d both the MAPI and the CAPI MachineSet were unpaused (history of %d versions)", e.rv, len(es))
+			return
+		}
+	}
+	if len(es) == 0 {
+		t.Errorf("no history recorded")
+	}
+}
