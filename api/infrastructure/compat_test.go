@@ -25,6 +25,7 @@ var suite = crdcompat.Suite{
 	Kinds: []crdcompat.Kind{
 		{Name: "OpenStackServer", Version: "v1alpha1"},
 		{Name: "OpenStackClusterIdentity", Version: "v1alpha1"},
+		{Name: "OpenStackFloatingIPPool", Version: "v1alpha1"},
 		{Name: "OpenStackMachine", Version: "v1beta2"},
 		{Name: "OpenStackMachineTemplate", Version: "v1beta2"},
 		{Name: "OpenStackCluster", Version: "v1beta2"},

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/identity"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackcluster"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackfloatingippool"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackmachine"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackmachinetemplate"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackserver"
@@ -27,7 +29,7 @@ type Options = clients.Options
 
 // AddToScheme registers the types the provider uses. v1beta1 is only
 // converted (by the conversion webhook), never reconciled.
-var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme, infrav1beta1.AddToScheme}
+var AddToScheme = []func(*runtime.Scheme) error{clusterv1.AddToScheme, ipamv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme, infrav1beta1.AddToScheme}
 
 // Controllers returns the provider's controllers. They share one OpenStack
 // client factory, so an identity is authenticated once per process; its
@@ -68,6 +70,17 @@ func Controllers(opts Options) []manager.Controller {
 					Recorder:         mgr.GetEventRecorder("openstackmachine-controller"),
 					Defaults:         openstackcluster.MachineDefaults(mgr.GetClient()),
 					Members:          &openstackcluster.Members{Client: mgr.GetClient(), Scopes: scopes},
+					WatchFilterValue: o.WatchFilterValue,
+				}
+			}),
+		},
+		{
+			Name: "openstackfloatingippool",
+			Setup: manager.SetupWith(shared, func(mgr ctrl.Manager, o manager.ControllerOptions, scopes *identity.Factory) manager.Reconciler {
+				return &openstackfloatingippool.Reconciler{
+					Client:           mgr.GetClient(),
+					Scopes:           scopes,
+					Recorder:         mgr.GetEventRecorder("openstackfloatingippool-controller"),
 					WatchFilterValue: o.WatchFilterValue,
 				}
 			}),

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
@@ -22,6 +23,7 @@ func AddAll(s *runtime.Scheme) error {
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		clusterv1.AddToScheme,
+		ipamv1.AddToScheme,
 		consumed.AddToScheme,
 		infrav1.AddToScheme,
 		infrav1beta1.AddToScheme,
