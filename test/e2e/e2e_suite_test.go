@@ -88,6 +88,7 @@ var _ = BeforeSuite(func() {
 	version, err := providerVersion(*releaseDir, *releaseVersion)
 	Expect(err).NotTo(HaveOccurred())
 	e2eConfig = loadE2EConfig(*configPath, *releaseDir, version)
+	useTwinCloudUser(suiteCtx)
 
 	By("Creating the clusterctl repository from the local release " + *releaseDir)
 	clusterctlConfigPath = clusterctl.CreateRepository(suiteCtx, clusterctl.CreateRepositoryInput{
@@ -134,6 +135,9 @@ var _ = AfterSuite(func() {
 			AddReportEntry("simulator shutdown", err.Error()+"; goroutines in "+dump)
 			GinkgoWriter.Printf("WARNING: the simulator's manager did not stop cleanly: %v (goroutines: %s)\n", err, dump)
 		}
+	}
+	if mgmt != nil {
+		scanForCredentials(suiteCtx)
 	}
 })
 

@@ -1,0 +1,94 @@
+package localenv
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+const planted = "Pl4nted-s3cret-Value_0123"
+
+func TestScannerFindsPlantedSecret(t *testing.T) {
+	s := NewScanner([]Secret{{Name: "cloud password", Value: planted}, {Name: "bmc password", Value: "e2e"}})
+	if got := s.Skipped(); len(got) != 1 || got[0] != "bmc password" {
+		t.Errorf("Skipped() = %v, want [bmc password]: a 3-byte value cannot be told from a word", got)
+	}
+	if s.Secrets() != 1 {
+		t.Errorf("Secrets() = %d, want 1", s.Secrets())
+	}
+	cloudsYAML := "clouds:\n  local:\n    auth:\n      password: " + planted + "\n"
+	cases := map[string]string{
+		"plain log line":      `{"level":"info","msg":"authenticating","password":"` + planted + `"}`,
+		"base64 alone":        base64.StdEncoding.EncodeToString([]byte(planted)),
+		"base64url alone":     base64.URLEncoding.EncodeToString([]byte(planted)),
+		"inside a long line":  strings.Repeat("x", 200000) + planted,
+		"docker auth, user a": `{"auths":{"r":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("a:"+planted)) + `"}}}`,
+	}
+	// The secret inside an encoded clouds.yaml, at each of the three alignments.
+	for pad := range 3 {
+		cases["encoded clouds.yaml, pad "+string(rune('0'+pad))] = "OPENSTACK_CLOUD_YAML_B64=" +
+			base64.StdEncoding.EncodeToString([]byte(strings.Repeat("#", pad)+cloudsYAML))
+		cases["base64url inside, pad "+string(rune('0'+pad))] = base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("#", pad) + cloudsYAML))
+	}
+	for name, text := range cases {
+		t.Run(name, func(t *testing.T) {
+			log := "first line\n" + text + "\nlast line"
+			lines, findings, err := s.Scan("pod/p", strings.NewReader(log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines != 3 {
+				t.Errorf("lines = %d, want 3", lines)
+			}
+			if len(findings) == 0 {
+				t.Fatalf("the planted secret in %q was not found", text[:min(len(text), 120)])
+			}
+			for _, f := range findings {
+				if f.Line != 2 || f.Where != "pod/p" || f.Secret != "cloud password" {
+					t.Errorf("finding %v, want line 2 of pod/p, cloud password", f)
+				}
+				if strings.Contains(f.String(), planted) {
+					t.Errorf("the finding quotes the secret: %s", f)
+				}
+			}
+		})
+	}
+}
+
+func TestScannerCleanText(t *testing.T) {
+	s := NewScanner([]Secret{{Name: "cloud password", Value: planted}})
+	// Near misses: part of the value, and the encoding of another value.
+	clean := strings.Join([]string{
+		"password: ********",
+		planted[:len(planted)-1],
+		base64.StdEncoding.EncodeToString([]byte("Pl4nted-s3cret-Valu3_0123")),
+		"e2e demo admin",
+	}, "\n")
+	lines, findings, err := s.Scan("events", strings.NewReader(clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines != 4 || len(findings) != 0 {
+		t.Errorf("lines %d findings %v, want 4 lines and no finding", lines, findings)
+	}
+}
+
+func TestEmbeddedBase64(t *testing.T) {
+	// Every fragment, for every prefix length, is found in the encoding of
+	// prefix+value+suffix, and is at least 4/3 of the value less the edges.
+	value := []byte(planted)
+	for k := range 3 {
+		frag := embeddedBase64(base64.RawStdEncoding, value, k)
+		if len(frag) < len(value)*4/3-2 {
+			t.Errorf("offset %d: fragment %d characters for a %d-byte value", k, len(frag), len(value))
+		}
+		for prefix := k; prefix < 12; prefix += 3 {
+			for suffix := range 3 {
+				text := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("p", prefix) + planted + strings.Repeat("s", suffix)))
+				if !strings.Contains(text, frag) {
+					t.Errorf("offset %d, prefix %d, suffix %d: fragment not in the encoding", k, prefix, suffix)
+				}
+			}
+		}
+	}
+}
