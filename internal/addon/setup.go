@@ -147,15 +147,19 @@ func Controllers(o *Options) []manager.Controller {
 
 // migrationController switches the authority of MAPI objects of kind k
 // (internal/addon/controllers/migration).
+// The namespaces are read in Setup, once the flags are parsed: read here,
+// they would be the defaults whatever the flags say.
 func migrationController(o *Options, k migration.Kind) manager.Controller {
-	r := &migration.Reconciler{Kind: k, MAPINamespace: o.MAPINamespace, CAPINamespace: o.CAPINamespace}
 	return manager.Controller{
 		Name: strings.ToLower(string(k)) + "migration",
 		Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
 			if err := o.Validate(co.Namespace); err != nil {
 				return err
 			}
-			r.Client, r.Recorder, r.WatchFilterValue = mgr.GetClient(), mgr.GetEventRecorder("migration-controller"), co.WatchFilterValue
+			r := &migration.Reconciler{
+				Kind: k, MAPINamespace: o.MAPINamespace, CAPINamespace: o.CAPINamespace,
+				Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("migration-controller"), WatchFilterValue: co.WatchFilterValue,
+			}
 			return r.SetupWithManager(ctx, mgr, co.Options())
 		},
 	}
