@@ -16,7 +16,6 @@ const OpenStackServerFinalizer = "openstackserver.infrastructure.cluster.x-k8s.i
 // immutable: a different server is a new object.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.flavor) || has(self.flavorID)",message="at least one of flavor or flavorID must be set"
-// +kubebuilder:validation:XValidation:rule="!has(self.floatingIPPoolRef)",message="floatingIPPoolRef (IPAM floating IP pools) is not supported by this provider yet"
 type OpenStackServerSpec struct {
 	// additionalBlockDevices attached to the server.
 	// +listType=map
@@ -42,7 +41,9 @@ type OpenStackServerSpec struct {
 	// +optional
 	FlavorID *string `json:"flavorID,omitempty"`
 
-	// floatingIPPoolRef: not supported by this provider yet.
+	// floatingIPPoolRef names an IPAM pool (an OpenStackFloatingIPPool): the
+	// server claims an address from it and gets that floating IP on its
+	// first port; the claim is released when the server is deleted.
 	// +optional
 	FloatingIPPoolRef *corev1.TypedLocalObjectReference `json:"floatingIPPoolRef,omitempty"`
 

@@ -47,6 +47,17 @@ const (
 	// machine is a member of the API load balancer, or holds the API
 	// floating IP.
 	APIServerIngressReadyCondition = "APIServerIngressReady"
+	// FloatingAddressFromPoolReadyCondition (OpenStackServer): the floating
+	// IP of spec.floatingIPPoolRef is on the server's first port, or no
+	// pool is named (CAPO's condition).
+	FloatingAddressFromPoolReadyCondition = "FloatingAddressFromPoolReady"
+)
+
+// Reasons of FloatingAddressFromPoolReady beyond the shared ones.
+const (
+	// WaitingForIPAddressReason: the server's IPAddressClaim has no
+	// IPAddress yet (the pool is exhausted, paused or not there).
+	WaitingForIPAddressReason = "WaitingForIPAddress"
 )
 
 // Reasons of the OpenStackCluster conditions.

@@ -337,6 +337,7 @@ type ManagedSecurityGroups struct {
 
 // Bastion is a jump host of the cluster, built as an OpenStackServer.
 // +kubebuilder:validation:XValidation:rule="!self.enabled || has(self.spec)",message="you need to specify the bastion spec if the bastion is enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.floatingIPPoolRef)",message="the bastion's floating IP is bastion.floatingIP; bastion.spec.floatingIPPoolRef is not supported"
 type Bastion struct {
 	// enabled: default true. Disabling deletes the bastion.
 	// +kubebuilder:default:=true

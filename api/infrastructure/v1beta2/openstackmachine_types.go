@@ -12,8 +12,6 @@ const OpenStackMachineFinalizer = "openstackmachine.infrastructure.cluster.x-k8s
 
 // OpenStackMachineSpec is the server a Machine runs on. It is immutable
 // except for providerID, which the controller sets.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.floatingIPPoolRef)",message="floatingIPPoolRef (IPAM floating IP pools) is not supported by this provider yet"
 type OpenStackMachineSpec struct {
 	// providerID is openstack://<region>/<server id>, set by the controller.
 	// +optional
@@ -79,7 +77,9 @@ type OpenStackMachineSpec struct {
 	// +optional
 	IdentityRef *OpenStackIdentityReference `json:"identityRef,omitempty"`
 
-	// floatingIPPoolRef: not supported by this provider yet.
+	// floatingIPPoolRef names an IPAM pool (an OpenStackFloatingIPPool): the
+	// machine's server claims an address from it and gets that floating IP
+	// on its first port; the claim is released when the server is deleted.
 	// +optional
 	FloatingIPPoolRef *corev1.TypedLocalObjectReference `json:"floatingIPPoolRef,omitempty"`
 

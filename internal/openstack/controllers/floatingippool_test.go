@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -16,6 +18,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/controllers/openstackserver"
 	"github.com/ocp-capi/ocp-capi/test/fakeopenstack"
 )
 
@@ -227,4 +230,66 @@ func TestFloatingIPPoolPaused(t *testing.T) {
 	e.release(g, c, addr)
 	e.deleteAndWait(p)
 	g.Expect(e.fips()).To(BeEmpty())
+}
+
+// TestMachineFloatingIPFromPool: a machine with floatingIPPoolRef waits
+// (FloatingAddressFromPoolReady False/WaitingForIPAddress, nothing made in
+// OpenStack) while its pool cannot serve it, then gets the pool's floating
+// IP on its server's first port; its deletion releases the claim and the
+// pool deletes (Delete) or keeps (Retain) the floating IP.
+func TestMachineFloatingIPFromPool(t *testing.T) {
+	for _, policy := range []infrav1alpha1.ReclaimPolicy{infrav1alpha1.ReclaimDelete, infrav1alpha1.ReclaimRetain} {
+		t.Run(string(policy), func(t *testing.T) {
+			g := NewWithT(t)
+			e := newCloudEnv(t)
+			extID, _ := e.cloud.AddExternalNetwork("public", "172.24.4.0/24")
+			neutron := e.openstack().Clients.NetworkInfra
+			router, err := neutron.CreateRouter(context.Background(), routers.CreateOpts{Name: "r", GatewayInfo: &routers.GatewayInfo{NetworkID: extID}})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(neutron.AddRouterInterface(context.Background(), router.ID, e.subnetID)).To(Succeed())
+
+			p := e.pool("machines", policy, func(s *infrav1alpha1.OpenStackFloatingIPPoolSpec) { s.MaxIPs = ptr.To(0) })
+			spec := e.machineSpec()
+			spec.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{APIGroup: ptr.To(infrav1alpha1.GroupVersion.Group), Kind: "OpenStackFloatingIPPool", Name: p.Name}
+			_, osm := e.machineObjects("fip", spec, machineOpts{})
+
+			oss := &infrav1alpha1.OpenStackServer{ObjectMeta: metav1.ObjectMeta{Name: osm.Name, Namespace: e.ns}}
+			g.Eventually(func(g Gomega) {
+				get(g, oss)
+				g.Expect(cond(oss, infrav1.FloatingAddressFromPoolReadyCondition)).To(HavePrefix("False/" + infrav1.WaitingForIPAddressReason))
+			}, wait, tick).Should(Succeed())
+			g.Expect(e.cloud.Len(fakeopenstack.Servers)).To(BeZero(), "nothing is made while the address is awaited")
+			g.Expect(e.cloud.Hits("POST", "/network/v2.0/ports")).To(BeZero())
+			claim := &ipamv1.IPAddressClaim{ObjectMeta: metav1.ObjectMeta{Name: openstackserver.ClaimName(oss.Name), Namespace: e.ns}}
+			get(g, claim)
+			g.Expect(claim.OwnerReferences).To(ContainElement(HaveField("UID", oss.UID)))
+			g.Expect(claim.Finalizers).To(ContainElement(infrav1alpha1.IPClaimFinalizer))
+			g.Expect(claim.Labels).To(HaveKeyWithValue(clusterv1.ClusterNameLabel, osm.Name))
+
+			update(g, p, func() { p.Spec.MaxIPs = nil })
+			waitMachineReady(g, osm)
+			addr := e.address(g, claim)
+			get(g, oss)
+			g.Expect(cond(oss, infrav1.FloatingAddressFromPoolReadyCondition)).To(HavePrefix("True/"))
+			port := oss.Status.Resources.Ports[0].ID
+			fips := e.cloud.Objects(fakeopenstack.FloatingIPs)
+			g.Expect(fips).To(HaveLen(1))
+			g.Expect(fips[0]["floating_ip_address"]).To(Equal(addr.Spec.Address))
+			g.Expect(fips[0]["port_id"]).To(Equal(port), "the floating IP is on the server's first port")
+
+			e.deleteAndWait(osm)
+			g.Eventually(func() bool {
+				return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKeyFromObject(addr), &ipamv1.IPAddress{}))
+			}, wait, tick).Should(BeTrue(), "the machine's deletion releases the address")
+			g.Expect(apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKeyFromObject(claim), claim))).To(BeTrue())
+			if policy == infrav1alpha1.ReclaimDelete {
+				g.Expect(e.fips()).To(BeEmpty())
+			} else {
+				g.Expect(e.fips()).To(Equal([]string{addr.Spec.Address}))
+				waitPool(g, p, func(g Gomega) { g.Expect(p.Status.AvailableIPs).To(Equal([]string{addr.Spec.Address})) })
+			}
+			e.deleteAndWait(p)
+			g.Expect(e.fips()).To(BeEmpty(), "no floating IP outlives its pool")
+		})
+	}
 }

@@ -58,6 +58,7 @@ var (
 	serverConditions = []string{
 		infrav1.ReadyCondition, infrav1.ReferencesResolvedCondition, infrav1.PortsReadyCondition,
 		infrav1.VolumesReadyCondition, infrav1.InstanceReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition,
+		infrav1.FloatingAddressFromPoolReadyCondition,
 	}
 	machineConditions  = []string{infrav1.ReadyCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition, clusterv1.PausedCondition}
 	templateConditions = []string{infrav1.ReadyCondition, infrav1.CapacityResolvedCondition}

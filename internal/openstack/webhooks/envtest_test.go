@@ -420,13 +420,6 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 		want   []string
 	}{
 		{
-			name: "floatingIPPoolRef",
-			mutate: func(s *infrav1.OpenStackMachineSpec) {
-				s.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{APIGroup: ptr.To("infrastructure.cluster.x-k8s.io"), Kind: "OpenStackFloatingIPPool", Name: "pool"}
-			},
-			want: []string{"floatingIPPoolRef (IPAM floating IP pools) is not supported"},
-		},
-		{
 			name:   "flavor with both id and filter",
 			mutate: func(s *infrav1.OpenStackMachineSpec) { s.Flavor.ID = ptr.To("42") },
 			want:   []string{"spec.flavor", "must have at most 1"},
@@ -458,13 +451,6 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 		want   []string
 	}{
 		{
-			name: "floatingIPPoolRef",
-			mutate: func(s *infrav1alpha1.OpenStackServerSpec) {
-				s.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{APIGroup: ptr.To("infrastructure.cluster.x-k8s.io"), Kind: "OpenStackFloatingIPPool", Name: "pool"}
-			},
-			want: []string{"floatingIPPoolRef (IPAM floating IP pools) is not supported"},
-		},
-		{
 			name: "additional block device named root",
 			mutate: func(s *infrav1alpha1.OpenStackServerSpec) {
 				s.AdditionalBlockDevices = []infrav1.AdditionalBlockDevice{{Name: "root", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.LocalBlockDevice}}}
@@ -480,6 +466,14 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 		})
 	}
 
+	// The bastion has its own floating IP (bastion.floatingIP); a pool's
+	// would compete for its port.
+	t.Run("OpenStackCluster bastion floatingIPPoolRef", func(t *testing.T) {
+		c := cluster(ns, "cel-osc-bastion-pool")
+		c.Spec.Bastion.Spec.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{APIGroup: ptr.To("infrastructure.cluster.x-k8s.io"), Kind: "OpenStackFloatingIPPool", Name: "pool"}
+		wantInvalid(t, cl.Create(ctx, c), "bastion.spec.floatingIPPoolRef is not supported")
+	})
+
 	// The base objects themselves are accepted: the refusals above are the
 	// mutations' doing.
 	for _, obj := range []client.Object{machine(ns, "cel-ok"), template(ns, "cel-ok"), server(ns, "cel-ok")} {
@@ -492,14 +486,17 @@ func TestCELRejectsUnsupportedCAPOFields(t *testing.T) {
 // TestCELAcceptsImplementedCAPOFields: the CAPO fields this provider once
 // refused and now implements (image.imageRef, identityRef.type
 // ClusterIdentity, ports[].propagateUplinkStatus, managedRouter, the API
-// load balancer's flavor and availabilityZone) pass the real API server.
+// load balancer's flavor and availabilityZone, floatingIPPoolRef on
+// machines, templates and servers) pass the real API server.
 func TestCELAcceptsImplementedCAPOFields(t *testing.T) {
 	cl, ns := startWebhookEnv(t)
 	ctx := context.Background()
 	imageRef := infrav1.ImageParam{ImageRef: &infrav1.ResourceReference{Name: "orc"}}
 	clusterIdentity := infrav1.OpenStackIdentityReference{Type: infrav1.IdentityRefTypeClusterIdentity, Name: "id", CloudName: "openstack"}
+	pool := &corev1.TypedLocalObjectReference{APIGroup: ptr.To("infrastructure.cluster.x-k8s.io"), Kind: "OpenStackFloatingIPPool", Name: "pool"}
 
 	m := machine(ns, "capo-osm")
+	m.Spec.FloatingIPPoolRef = pool
 	m.Spec.Image = imageRef
 	m.Spec.IdentityRef = &clusterIdentity
 	m.Spec.Ports[0].PropagateUplinkStatus = ptr.To(true)
@@ -509,6 +506,7 @@ func TestCELAcceptsImplementedCAPOFields(t *testing.T) {
 	s.Spec.Image = imageRef
 	s.Spec.IdentityRef = clusterIdentity
 	s.Spec.Ports[0].PropagateUplinkStatus = ptr.To(false)
+	s.Spec.FloatingIPPoolRef = pool
 	c := cluster(ns, "capo-osc")
 	c.Spec.IdentityRef = clusterIdentity
 	c.Spec.ManagedRouter = &infrav1.ManagedRouter{ExternalIPs: []infrav1.ExternalRouterIPParam{

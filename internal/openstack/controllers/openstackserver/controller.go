@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,7 +32,8 @@ import (
 // The conditions this controller owns. Ready summarizes the step
 // conditions; Deleting and Paused are reported beside it.
 var (
-	stepConditions  = []string{infrav1.ReferencesResolvedCondition, infrav1.PortsReadyCondition, infrav1.VolumesReadyCondition, infrav1.InstanceReadyCondition}
+	stepConditions = []string{infrav1.FloatingAddressFromPoolReadyCondition, infrav1.ReferencesResolvedCondition, infrav1.PortsReadyCondition,
+		infrav1.VolumesReadyCondition, infrav1.InstanceReadyCondition}
 	ownedConditions = append([]string{infrav1.ReadyCondition, clusterv1.DeletingCondition, clusterv1.PausedCondition}, stepConditions...)
 	// status is how the status is written: Ready summarises the step
 	// conditions and Deleting, so a deletion that is blocked shows in Ready
@@ -44,6 +46,8 @@ var (
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddresses,verbs=get;list;watch
 
 // Reconciler reconciles OpenStackServers.
 type Reconciler struct {
@@ -61,6 +65,8 @@ type Reconciler struct {
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return manager.FilteredController(ctx, mgr, &infrav1alpha1.OpenStackServer{}, opts, r.WatchFilterValue).
+		// The claim of floatingIPPoolRef: its fulfilment brings the server on.
+		Owns(&ipamv1.IPAddressClaim{}).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(r.clusterToServers),
 			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), ctrl.LoggerFrom(ctx)))).

@@ -48,6 +48,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, oss *infrav1alpha1.Ope
 	if err := server.Delete(ctx, s, req, known); err != nil {
 		return r.deleteOutcome(oss, before, "", err)
 	}
+	if err := r.releaseClaim(ctx, oss); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.Recorder.Eventf(oss, nil, corev1.EventTypeNormal, "ServerDeleted", "Delete", "Server %s and its ports and volumes are deleted", oss.Name)
 	conditions.MarkTrue(oss, clusterv1.DeletingCondition, "", clusterv1.DeletionCompletedReason)
 	controllerutil.RemoveFinalizer(oss, infrav1alpha1.OpenStackServerFinalizer)

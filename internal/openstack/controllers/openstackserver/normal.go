@@ -39,6 +39,7 @@ type serverScope struct {
 	cloud      server.Scope
 	req        server.Request
 	instanceID string // the Nova server recorded before this pass ("" if none)
+	floatingIP string // the address of the server's IPAddressClaim ("" if none)
 }
 
 // reconcileNormal walks the steps in order, one phase each, and stops at
@@ -54,10 +55,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, oss *infrav1alpha1.Ope
 	}
 	s := &serverScope{oss: oss, instanceID: ptr.Deref(oss.Status.InstanceID, "")}
 	return skeleton.RunPhases(ctx, s,
+		r.claimFloatingAddress,
 		r.connect,
 		r.resolveReferences,
 		r.reconcilePorts,
 		r.reconcileVolumes,
+		r.associateFloatingAddress,
 		r.reconcileInstance,
 	)
 }
@@ -253,6 +256,9 @@ func (r *Reconciler) instanceGone(oss *infrav1alpha1.OpenStackServer) ctrl.Resul
 // failure before any step (authentication) is reported.
 func currentStep(oss *infrav1alpha1.OpenStackServer) string {
 	for _, t := range stepConditions {
+		if t == infrav1.FloatingAddressFromPoolReadyCondition {
+			continue // waits for the instance; never where a failure before the steps belongs
+		}
 		if conditionReason(oss, t) == "" || !isTrue(oss, t) {
 			return t
 		}

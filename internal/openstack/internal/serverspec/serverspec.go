@@ -95,6 +95,11 @@ func FromMachineSpec(in Input) (*infrav1alpha1.OpenStackServerSpec, error) {
 	if spec.Trunk {
 		out.Trunk = ptr.To(true)
 	}
+	// The bastion's floating IP is the cluster's (bastion.floatingIP); a
+	// pool's would compete for the same port.
+	if in.Role != Bastion {
+		out.FloatingIPPoolRef = spec.FloatingIPPoolRef
+	}
 	if in.AvailabilityZone != "" {
 		out.AvailabilityZone = ptr.To(in.AvailabilityZone)
 	}
