@@ -80,7 +80,8 @@ func TestRestartMidInstall(t *testing.T) {
 	tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionTrue, controlplanev1.UpgradeCompletedReason)
 	g.Eventually(func(g Gomega) {
 		o := tc.oacp()
-		g.Expect(capiconditions.Get(o, controlplanev1.AvailableCondition).Message).To(ContainSubstring(hiveextv1beta1.StateAddingHosts))
+		g.Expect(capiconditions.IsTrue(o, controlplanev1.AvailableCondition)).To(BeTrue())
+		g.Expect(tc.aci().Status.DebugInfo.State).To(Equal(hiveextv1beta1.StateAddingHosts))
 		g.Expect(o.Status.ReadyReplicas).To(HaveValue(BeEquivalentTo(3)))
 		g.Expect(o.Status.AvailableReplicas).To(HaveValue(BeEquivalentTo(3)))
 		g.Expect(o.Status.UpToDateReplicas).To(HaveValue(BeEquivalentTo(3)))

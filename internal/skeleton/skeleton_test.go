@@ -210,3 +210,27 @@ func TestDeletionAndGone(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(f.gone).To(Equal(1))
 }
+
+// TestReadyMessage: a True Ready has no message even when the steps it
+// summarises carry one (CAPI mirrors it into the Machine's and Cluster's
+// conditions, whose healthy state CAPI's e2e specs expect without a message);
+// a False Ready names the step that is not True, with its message.
+func TestReadyMessage(t *testing.T) {
+	g := NewWithT(t)
+	st := Status{Summary: []string{condA, condB, clusterv1.DeletingCondition}, Negative: []string{clusterv1.DeletingCondition}}
+	c := config(false)
+	conditions.MarkTrue(c, condA, "info about A")
+	conditions.MarkTrue(c, condB, "info about B")
+	conditions.MarkFalse(c, clusterv1.DeletingCondition, clusterv1.NotDeletingReason, "")
+	setReady(c, st)
+	ready := capiconditions.Get(c, clusterv1.ReadyCondition)
+	g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(ready.Message).To(BeEmpty())
+	g.Expect(capiconditions.Get(c, condA).Message).To(Equal("info about A"), "the step keeps its message")
+
+	conditions.MarkFalse(c, condB, "Waiting", "B waits for something")
+	setReady(c, st)
+	ready = capiconditions.Get(c, clusterv1.ReadyCondition)
+	g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(ready.Message).To(Equal("* B: B waits for something"))
+}

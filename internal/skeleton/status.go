@@ -63,8 +63,7 @@ func (st Status) Start(c client.Client, obj Object, set ...metav1.Condition) (*S
 // NotFound is not an error: the object is gone (its finalizer removed, or
 // deleted without one) and nothing is left to write.
 func (w *StatusWrite) Finish(ctx context.Context, passErr error) error {
-	_ = capiconditions.SetSummaryCondition(w.obj, w.obj, clusterv1.ReadyCondition,
-		capiconditions.ForConditionTypes(w.st.Summary), capiconditions.NegativePolarityConditionTypes(w.st.Negative))
+	setReady(w.obj, w.st)
 	opts := []patch.Option{patch.WithOwnedConditions{Conditions: w.st.Owned}}
 	if w.st.ObservedGeneration && passErr == nil {
 		opts = append(opts, patch.WithStatusObservedGeneration{})
@@ -73,4 +72,29 @@ func (w *StatusWrite) Finish(ctx context.Context, passErr error) error {
 		return fmt.Errorf("patching %s: %w", w.st.Kind, err)
 	}
 	return nil
+}
+
+// setReady summarises st.Summary into Ready with CAPI's summary, except that
+// a True Ready carries no message: CAPI mirrors Ready into the Machine's
+// BootstrapConfigReady and InfrastructureReady (and the Cluster's
+// InfrastructureReady), and its own e2e specs expect a healthy Machine's
+// Ready and Cluster's Available to have an empty message. The step
+// conditions keep their messages.
+func setReady(obj Object, st Status) {
+	strategy := quietWhenTrue{capiconditions.DefaultMergeStrategy(
+		capiconditions.GetPriorityFunc(capiconditions.GetDefaultMergePriorityFunc(st.Negative...)))}
+	_ = capiconditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition,
+		capiconditions.ForConditionTypes(st.Summary), capiconditions.NegativePolarityConditionTypes(st.Negative),
+		capiconditions.CustomMergeStrategy{MergeStrategy: strategy})
+}
+
+// quietWhenTrue is a merge strategy that drops the message of a True result.
+type quietWhenTrue struct{ capiconditions.MergeStrategy }
+
+func (q quietWhenTrue) Merge(op capiconditions.MergeOperation, conds []capiconditions.ConditionWithOwnerInfo, types []string) (metav1.ConditionStatus, string, string, error) {
+	status, reason, message, err := q.MergeStrategy.Merge(op, conds, types)
+	if status == metav1.ConditionTrue {
+		message = ""
+	}
+	return status, reason, message, err
 }

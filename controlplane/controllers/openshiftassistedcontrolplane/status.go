@@ -69,8 +69,9 @@ func setInstallStatus(oacp *controlplanev1.OpenshiftAssistedControlPlane, inst *
 	st := inst.status
 	switch st.Phase {
 	case clusterinstall.Installed:
-		conditions.MarkTrue(oacp, controlplanev1.AvailableCondition,
-			fmt.Sprintf("AgentClusterInstall %s is in state %q: the control plane serves", inst.aci.Name, st.State), controlplanev1.AvailableReason)
+		// No message: CAPI mirrors Available into the Cluster's
+		// ControlPlaneAvailable, whose healthy state has none.
+		conditions.MarkTrue(oacp, controlplanev1.AvailableCondition, "", controlplanev1.AvailableReason)
 		if kubeconfig != nil {
 			oacp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 		}
