@@ -142,12 +142,32 @@ func TestFloatingIPPoolDelete(t *testing.T) {
 
 // TestFloatingIPPoolRetain: with reclaimPolicy Retain a released floating
 // IP goes back to the pool and is the next claim's; deleting the pool
-// deletes it.
+// deletes it. Every stored version of the pool with conditions has all it
+// owns, each with a reason.
 func TestFloatingIPPoolRetain(t *testing.T) {
 	g := NewWithT(t)
 	e := newCloudEnv(t)
 	e.cloud.AddExternalNetwork("public", "172.24.4.0/24")
+	h := watchHistory(t, e.ns, &infrav1alpha1.OpenStackFloatingIPPoolList{})
 	p := e.pool("retain", infrav1alpha1.ReclaimRetain)
+	t.Cleanup(func() {
+		versions := h.of(p.Name)
+		first := slices.IndexFunc(versions, func(v []metav1.Condition) bool { return len(v) > 0 })
+		if first < 0 {
+			t.Error("no stored version of the pool has conditions")
+			return
+		}
+		for i, v := range versions[first:] {
+			if !NewWithT(t).Expect(conditionTypes(v)).To(ContainElements(poolConditions), "pool version %d", first+i) {
+				return
+			}
+			for _, c := range v {
+				if c.Reason == "" {
+					t.Errorf("pool version %d: condition %s has no reason", first+i, c.Type)
+				}
+			}
+		}
+	})
 	c := e.claim("c", p.Name)
 	addrC := e.address(g, c)
 	e.release(g, c, addrC)
