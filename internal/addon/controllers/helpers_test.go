@@ -75,8 +75,8 @@ func rawSpec(t testing.TB, ps any) *runtime.RawExtension {
 	return &runtime.RawExtension{Raw: raw}
 }
 
-// newMachineSet is a MAPI MachineSet called name with providerSpec ps, of
-// no replicas.
+// newMachineSet is a MAPI MachineSet called name with providerSpec ps and
+// two replicas (no controller makes Machines here).
 func newMachineSet(t testing.TB, name string, ps any) *mapiv1beta1.MachineSet {
 	sel := map[string]string{"machine.openshift.io/cluster-api-cluster": clusterName, "machine.openshift.io/cluster-api-machineset": name}
 	tl := map[string]string{
@@ -86,7 +86,7 @@ func newMachineSet(t testing.TB, name string, ps any) *mapiv1beta1.MachineSet {
 	return &mapiv1beta1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: mapiNS, Labels: map[string]string{"machine.openshift.io/cluster-api-cluster": clusterName}},
 		Spec: mapiv1beta1.MachineSetSpec{
-			Replicas:     ptr.To[int32](0),
+			Replicas:     ptr.To[int32](2),
 			DeletePolicy: "Random",
 			Selector:     metav1.LabelSelector{MatchLabels: sel},
 			Template: mapiv1beta1.MachineTemplateSpec{

@@ -104,7 +104,7 @@ func TestSameNamespace(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shared}})).To(Succeed())
 	opts := addon.NewOptions()
 	opts.MAPINamespace, opts.CAPINamespace = shared, shared
-	stop, err := startAddon(ctx, env.ControllerConfig(), opts)
+	stop, err := startAddon(ctx, addonConfig(env.ControllerConfig()), opts, 4)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { g.Expect(stop()).To(Succeed()) }()
 	g.Expect(env.Client.Create(ctx, secret(shared, "worker-user-data-managed", map[string]string{"userData": "ign"}))).To(Succeed())

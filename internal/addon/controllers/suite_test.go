@@ -72,7 +72,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = stopStandIns() }()
-	if stopAddon, err = startAddon(ctx, env.ControllerConfig(), addon.NewOptions()); err != nil {
+	if stopAddon, err = startAddon(ctx, addonConfig(env.ControllerConfig()), addon.NewOptions(), 4); err != nil {
 		fmt.Println("FAIL: add-on manager:", err)
 		return 1
 	}
@@ -88,19 +88,24 @@ func run(m *testing.M) int {
 	return env.Guard.Finish(code)
 }
 
-// startAddon runs the add-on's controllers with opts, as the addon-manager
-// does, in a manager on cfg; stop stops it and waits for it.
-func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options) (stop func() error, err error) {
+// addonConfig is cfg with the addon-manager's default client rate limit
+// (--kube-api-qps 20, --kube-api-burst 30).
+func addonConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	// The client rate limit of the addon-manager's defaults
-	// (--kube-api-qps, --kube-api-burst).
 	cfg.QPS, cfg.Burst = 20, 30
+	return cfg
+}
+
+// startAddon runs the add-on's controllers with opts, as the addon-manager
+// does, with workers workers each, in a manager on cfg; stop stops it and
+// waits for it.
+func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options, workers int) (stop func() error, err error) {
 	mgr, err := ctrl.NewManager(cfg, env.ManagerOptions())
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range addon.Controllers(opts) {
-		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: 4}); err != nil {
+		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: workers}); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", c.Name, err)
 		}
 	}
@@ -112,16 +117,25 @@ func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options) (sto
 // addon-manager.
 func restartAddon(t *testing.T, between func()) {
 	t.Helper()
+	restartAddonWith(t, addonConfig(env.ControllerConfig()), between)
+}
+
+// restartAddonWith is restartAddon with the new manager on cfg. The
+// manager is started again even if between fails the test.
+func restartAddonWith(t *testing.T, cfg *rest.Config, between func()) {
+	t.Helper()
 	addonMu.Lock()
 	defer addonMu.Unlock()
 	if err := stopAddon(); err != nil {
 		t.Fatalf("stopping the add-on manager: %v", err)
 	}
+	defer func() {
+		var err error
+		if stopAddon, err = startAddon(suiteCtx, cfg, addon.NewOptions(), 4); err != nil {
+			t.Fatalf("starting the add-on manager again: %v", err)
+		}
+	}()
 	between()
-	var err error
-	if stopAddon, err = startAddon(suiteCtx, env.ControllerConfig(), addon.NewOptions()); err != nil {
-		t.Fatalf("starting the add-on manager again: %v", err)
-	}
 }
 
 // setupCluster makes the namespaces and the Infrastructure singleton.

@@ -1,4 +1,4 @@
-package machinesetsync
+package controllers_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesetsync"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	bmv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetal/v1alpha1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -34,10 +35,10 @@ func TestCreatesMirror(t *testing.T) {
 	g.Expect(mirror.Spec.Template.Spec.InfrastructureRef).To(Equal(clusterv1.ContractVersionedObjectReference{
 		APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "OpenStackMachineTemplate", Name: expectedTemplateName(t, ms),
 	}))
-	g.Expect(mirror.Finalizers).To(ContainElement(SyncFinalizer))
-	g.Expect(mirror.Annotations).To(HaveKeyWithValue(CreatedForAnnotation, ms.Name))
-	g.Expect(getMS(g, ms.Name).Finalizers).To(ContainElement(SyncFinalizer))
-	g.Expect(rec.eventsFor(mapiNS, ms.Name)).To(ContainElement(HaveField("Reason", EventMirrorCreated)))
+	g.Expect(mirror.Finalizers).To(ContainElement(machinesetsync.SyncFinalizer))
+	g.Expect(mirror.Annotations).To(HaveKeyWithValue(machinesetsync.CreatedForAnnotation, ms.Name))
+	g.Expect(getMS(g, ms.Name).Finalizers).To(ContainElement(machinesetsync.SyncFinalizer))
+	waitEvents(t, mapiNS, ms.Name, ContainElement(HaveField("Reason", machinesetsync.EventMirrorCreated)))
 }
 
 // The mirror is created paused, and stays paused while the Machine API is
@@ -82,8 +83,8 @@ func TestTemplateHashNameAndDedup(t *testing.T) {
 	g.Expect(name).To(Equal(expectedTemplateName(t, ms)))
 	g.Expect(name).To(MatchRegexp("^" + ms.Name + "-[0-9a-f]{8}$"))
 	tmpl := getTemplate(g, name)
-	g.Expect(tmpl.Labels).To(HaveKeyWithValue(MachineSetLabel, ms.Name))
-	g.Expect(tmpl.Annotations).To(HaveKeyWithValue(CreatedForAnnotation, ms.Name))
+	g.Expect(tmpl.Labels).To(HaveKeyWithValue(machinesetsync.MachineSetLabel, ms.Name))
+	g.Expect(tmpl.Annotations).To(HaveKeyWithValue(machinesetsync.CreatedForAnnotation, ms.Name))
 
 	update(t, ms, func(ms *mapiv1beta1.MachineSet) { ms.Spec.Replicas = ptr.To[int32](5) })
 	ms, mirror = waitSynced(t, ms.Name)
@@ -149,7 +150,7 @@ func TestOrphanedTemplateDeleted(t *testing.T) {
 		gone(g, first.DeepCopy())
 		g.Expect(templatesOf(g, ms.Name)).To(HaveLen(1))
 	}).WithTimeout(timeout).Should(Succeed())
-	g.Expect(rec.eventsFor(capiNS, ms.Name)).To(ContainElement(HaveField("Reason", EventTemplateDeleted)))
+	waitEvents(t, capiNS, ms.Name, ContainElement(HaveField("Reason", machinesetsync.EventTemplateDeleted)))
 
 	setProviderSpec(t, ms, openStackSpec())
 	g.Eventually(func(g Gomega) {
@@ -176,7 +177,7 @@ func TestLabelsAnnotationsCopied(t *testing.T) {
 	}))
 	g.Expect(mirror.Annotations).To(Equal(map[string]string{
 		"machine.openshift.io/memoryMb": "16384", clusterv1.DeleteMachineAnnotation: "true",
-		clusterv1.PausedAnnotation: "", CreatedForAnnotation: ms.Name,
+		clusterv1.PausedAnnotation: "", machinesetsync.CreatedForAnnotation: ms.Name,
 	}))
 
 	update(t, ms, func(ms *mapiv1beta1.MachineSet) {
@@ -206,17 +207,16 @@ func TestSynchronizedFalseThenTrue(t *testing.T) {
 	ms := newMachineSet(t, testName(t), raw)
 	create(t, ms)
 
-	c := waitCondition(t, ms.Name, corev1.ConditionFalse, ReasonConversionFailed)
+	c := waitCondition(t, ms.Name, corev1.ConditionFalse, machinesetsync.ReasonConversionFailed)
 	g.Expect(c.Severity).To(Equal(mapiv1beta1.ConditionSeverityError))
 	g.Expect(c.Message).To(ContainSubstring("spec.template.spec.providerSpec.value.ports[1].portSecurity"))
-	g.Eventually(func() []event { return rec.eventsFor(mapiNS, ms.Name) }).WithTimeout(timeout).Should(
-		ContainElement(And(HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", ReasonConversionFailed))))
+	waitEvents(t, mapiNS, ms.Name, ContainElement(And(HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", machinesetsync.ReasonConversionFailed))))
 	g.Expect(getMS(g, ms.Name).Status.SynchronizedGeneration).To(BeZero())
 	g.Consistently(func(g Gomega) { gone(g, &clusterv1.MachineSet{ObjectMeta: capiMeta(ms.Name)}) }).Should(Succeed())
 
 	delete(raw["ports"].([]any)[1].(map[string]any), "portSecurity")
 	setProviderSpec(t, ms, raw)
-	c = waitCondition(t, ms.Name, corev1.ConditionTrue, ReasonSynchronized)
+	c = waitCondition(t, ms.Name, corev1.ConditionTrue, machinesetsync.ReasonSynchronized)
 	g.Expect(c.Severity).To(BeEmpty())
 	waitSynced(t, ms.Name)
 }
@@ -273,10 +273,10 @@ func TestConversionWarnings(t *testing.T) {
 	ps.SSHUserName = "core"
 	ms := newMachineSet(t, testName(t), ps)
 	create(t, ms)
-	c := waitCondition(t, ms.Name, corev1.ConditionTrue, ReasonSynchronized)
+	c := waitCondition(t, ms.Name, corev1.ConditionTrue, machinesetsync.ReasonSynchronized)
 	g.Expect(c.Message).To(ContainSubstring("spec.template.spec.providerSpec.value.sshUserName"))
-	g.Eventually(func() []event { return rec.eventsFor(mapiNS, ms.Name) }).WithTimeout(timeout).Should(ContainElement(And(
-		HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", EventConversionWarning),
+	waitEvents(t, mapiNS, ms.Name, ContainElement(And(
+		HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", machinesetsync.EventConversionWarning),
 		HaveField("Note", ContainSubstring("sshUserName")))))
 }
 
@@ -303,7 +303,7 @@ func TestBareMetal(t *testing.T) {
 	g.Expect(env.Client.Get(context.Background(), objectKey(capiNS, ref.Name), m3)).To(Succeed())
 	g.Expect(m3.Spec.Template.Spec.Image.URL).To(Equal(ps.Image.URL))
 	g.Expect(hasMirrorRef(m3.OwnerReferences, mirror)).To(BeTrue())
-	g.Expect(m3.Labels).To(HaveKeyWithValue(MachineSetLabel, ms.Name))
+	g.Expect(m3.Labels).To(HaveKeyWithValue(machinesetsync.MachineSetLabel, ms.Name))
 
 	// Deleting removes the Metal3MachineTemplate too.
 	g.Expect(env.Client.Delete(context.Background(), ms)).To(Succeed())

@@ -1,4 +1,4 @@
-package machinesetsync
+package controllers_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesetsync"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
@@ -28,7 +29,7 @@ func TestDeletion(t *testing.T) {
 		gone(g, tmpl.DeepCopy())
 		gone(g, ms.DeepCopy())
 	}).WithTimeout(timeout).Should(Succeed())
-	g.Expect(rec.eventsFor(mapiNS, ms.Name)).To(ContainElement(HaveField("Reason", EventMirrorDeleted)))
+	waitEvents(t, mapiNS, ms.Name, ContainElement(HaveField("Reason", machinesetsync.EventMirrorDeleted)))
 }
 
 // A template the controller did not create is never deleted: not when it
@@ -40,13 +41,13 @@ func TestForeignTemplateNeverDeleted(t *testing.T) {
 	name := expectedTemplateName(t, ms)
 	want := convertTemplate(t, ms)
 	foreign := want.DeepCopy()
-	foreign.Labels = map[string]string{MachineSetLabel: ms.Name} // labelled, yet not the controller's
+	foreign.Labels = map[string]string{machinesetsync.MachineSetLabel: ms.Name} // labelled, yet not the controller's
 	create(t, foreign)
 	create(t, ms)
 	_, mirror := waitSynced(t, ms.Name)
 	g.Expect(mirror.Spec.Template.Spec.InfrastructureRef.Name).To(Equal(name))
 	got := getTemplate(g, name)
-	g.Expect(got.Annotations).NotTo(HaveKey(CreatedForAnnotation))
+	g.Expect(got.Annotations).NotTo(HaveKey(machinesetsync.CreatedForAnnotation))
 	g.Expect(got.OwnerReferences).To(BeEmpty(), "the controller must not take ownership of a template it did not create")
 
 	ps := openStackSpec()
@@ -72,7 +73,7 @@ func TestForeignTemplateConflict(t *testing.T) {
 	foreign.Spec.Template.Spec.SSHKeyName = "someone-elses"
 	create(t, foreign)
 	create(t, ms)
-	c := waitCondition(t, ms.Name, "False", ReasonTemplateConflict)
+	c := waitCondition(t, ms.Name, "False", machinesetsync.ReasonTemplateConflict)
 	g.Expect(c.Message).To(ContainSubstring(foreign.Name))
 	g.Expect(getTemplate(g, foreign.Name).Spec.Template.Spec.SSHKeyName).To(Equal("someone-elses"))
 }
@@ -104,7 +105,7 @@ func TestMissingPartner(t *testing.T) {
 		tmpl := getTemplate(g, mirror.Spec.Template.Spec.InfrastructureRef.Name)
 		// Force the MAPI MachineSet away without the controller: drop its
 		// finalizer, then delete it.
-		update(t, ms, func(ms *mapiv1beta1.MachineSet) { controllerutil.RemoveFinalizer(ms, SyncFinalizer) })
+		update(t, ms, func(ms *mapiv1beta1.MachineSet) { controllerutil.RemoveFinalizer(ms, machinesetsync.SyncFinalizer) })
 		g.Expect(env.Client.Delete(context.Background(), ms)).To(Succeed())
 		g.Eventually(func(g Gomega) {
 			gone(g, mirror.DeepCopy())
@@ -114,20 +115,15 @@ func TestMissingPartner(t *testing.T) {
 
 	t.Run("the MAPI MachineSet vanished while CAPI is authoritative: the mirror stays, without the finalizer", func(t *testing.T) {
 		g := NewWithT(t)
-		ms := newMachineSet(t, testName(t), openStackSpec())
-		create(t, ms)
-		ms, mirror := waitSynced(t, ms.Name)
 		// The migration handed the mirror over: Cluster API is
 		// authoritative and the mirror unpaused.
-		setAuthority(t, ms, mapiv1beta1.MachineAuthorityMigrating)
-		setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
-		waitFromCAPI(t, ms.Name)
+		ms, mirror := newFromCAPI(t)
 		update(t, mirror, func(m *clusterv1.MachineSet) { delete(m.Annotations, clusterv1.PausedAnnotation) })
-		update(t, ms, func(ms *mapiv1beta1.MachineSet) { controllerutil.RemoveFinalizer(ms, SyncFinalizer) })
+		update(t, ms, func(ms *mapiv1beta1.MachineSet) { controllerutil.RemoveFinalizer(ms, machinesetsync.SyncFinalizer) })
 		g.Expect(env.Client.Delete(context.Background(), ms)).To(Succeed())
 		g.Eventually(func(g Gomega) {
 			m := getMirror(g, ms.Name)
-			g.Expect(m.Finalizers).NotTo(ContainElement(SyncFinalizer))
+			g.Expect(m.Finalizers).NotTo(ContainElement(machinesetsync.SyncFinalizer))
 			g.Expect(m.DeletionTimestamp).To(BeNil())
 		}).WithTimeout(timeout).Should(Succeed())
 		g.Expect(getTemplate(g, mirror.Spec.Template.Spec.InfrastructureRef.Name).DeletionTimestamp).To(BeNil())
@@ -136,7 +132,7 @@ func TestMissingPartner(t *testing.T) {
 	t.Run("the mirror is deleted after the MAPI MachineSet vanished: nothing blocks it", func(t *testing.T) {
 		g := NewWithT(t)
 		mirror := &clusterv1.MachineSet{ObjectMeta: capiMeta(testName(t))}
-		mirror.Finalizers = []string{SyncFinalizer}
+		mirror.Finalizers = []string{machinesetsync.SyncFinalizer}
 		mirror.Spec.ClusterName = clusterName
 		mirror.Spec.Selector.MatchLabels = map[string]string{"a": "b"}
 		mirror.Spec.Template.Labels = map[string]string{"a": "b"}
@@ -155,8 +151,8 @@ func TestMissingPartner(t *testing.T) {
 		ms := newMachineSet(t, testName(t), openStackSpec())
 		want := convertTemplate(t, ms)
 		left := want.DeepCopy()
-		left.Labels = map[string]string{MachineSetLabel: ms.Name}
-		left.Annotations = map[string]string{CreatedForAnnotation: ms.Name}
+		left.Labels = map[string]string{machinesetsync.MachineSetLabel: ms.Name}
+		left.Annotations = map[string]string{machinesetsync.CreatedForAnnotation: ms.Name}
 		create(t, left)
 		g.Eventually(func(g Gomega) { gone(g, left.DeepCopy()) }).WithTimeout(timeout).Should(Succeed())
 	})
