@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,15 +89,14 @@ func knownSecrets() ([]localenv.Secret, error) {
 
 // scanTally is what one scan read.
 type scanTally struct {
-	pods, containers, logLines, events, files, fileLines, unavailable int
-	findings                                                          []localenv.Finding
+	pods, containers, logLines, events, unavailable int
+	findings                                        []localenv.Finding
 }
 
 // scanForCredentials fails the suite if a known credential (as written or
 // base64-encoded) is in a log line of any container of any pod (previous
 // instances too) or in any event of the suite's management clusters, or in
-// the managers' logs the framework saved (which hold pods that rollouts
-// replaced). It prints what it read.
+// the logs the framework saved (which hold pods that rollouts replaced). It prints what it read.
 func scanForCredentials(ctx context.Context) {
 	By("Scanning every pod log and event of the management clusters for the suite's credentials")
 	secrets, err := knownSecrets()
@@ -137,11 +135,11 @@ func scanForCredentials(ctx context.Context) {
 			kc.name, t.pods, t.containers, t.logLines, t.events, t.unavailable, len(t.findings))
 		all = append(all, t.findings...)
 	}
-	t, err := scanFiles(filepath.Join(*artifactFolder, "clusters"), s)
+	files, lines, findings, err := s.ScanLogFiles(filepath.Join(*artifactFolder, "clusters"))
 	Expect(err).NotTo(HaveOccurred())
-	GinkgoWriter.Printf("credential scan: saved manager logs under %s: %d files, %d lines: %d findings\n",
-		filepath.Join(*artifactFolder, "clusters"), t.files, t.fileLines, len(t.findings))
-	all = append(all, t.findings...)
+	GinkgoWriter.Printf("credential scan: saved logs (*.log) under %s: %d files, %d lines: %d findings\n",
+		filepath.Join(*artifactFolder, "clusters"), files, lines, len(findings))
+	all = append(all, findings...)
 
 	report := make([]string, 0, len(all))
 	for _, f := range all {
@@ -232,31 +230,4 @@ func scanLog(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, contai
 	t.logLines += n
 	t.findings = append(t.findings, findings...)
 	return err
-}
-
-// scanFiles scans every file under dir (the framework's saved logs).
-func scanFiles(dir string, s *localenv.Scanner) (scanTally, error) {
-	var t scanTally
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) && path == dir {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		n, findings, err := s.Scan(path, f)
-		t.files++
-		t.fileLines += n
-		t.findings = append(t.findings, findings...)
-		return err
-	})
-	return t, err
 }

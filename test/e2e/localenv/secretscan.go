@@ -3,8 +3,12 @@ package localenv
 import (
 	"bufio"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -125,4 +129,32 @@ func (s *Scanner) ScanString(where string, line int, text string) []Finding {
 		}
 	}
 	return out
+}
+
+// ScanLogFiles scans every log file (*.log) under dir: the logs the e2e
+// framework saves. Other files there, such as the rendered cluster
+// templates, hold the identity Secret by design. A missing dir has nothing.
+func (s *Scanner) ScanLogFiles(dir string) (files, lines int, findings []Finding, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".log") {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		n, found, err := s.Scan(path, f)
+		files++
+		lines += n
+		findings = append(findings, found...)
+		return err
+	})
+	return files, lines, findings, err
 }

@@ -2,6 +2,8 @@ package localenv
 
 import (
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -90,5 +92,41 @@ func TestEmbeddedBase64(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestScanLogFiles: log files are scanned, other files (a rendered cluster
+// template holds the identity Secret by design) are not, and a missing
+// directory has nothing.
+func TestScanLogFiles(t *testing.T) {
+	s := NewScanner([]Secret{{Name: "cloud password", Value: planted}})
+	dir := t.TempDir()
+	write := func(name, content string) {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	encoded := base64.StdEncoding.EncodeToString([]byte("clouds:\n  c:\n    auth:\n      password: " + planted + "\n"))
+	write("mgmt/logs/ns/pod/manager.log", "one\ntwo "+encoded+"\n")
+	write("mgmt/logs/ns/pod/manager-log-metadata.json", planted)
+	write("qs/qs-cluster-template.yaml", "  clouds.yaml: "+encoded+"\n")
+	files, lines, findings, err := s.ScanLogFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files != 1 || lines != 2 || len(findings) == 0 {
+		t.Fatalf("files %d lines %d findings %v, want the one log file, 2 lines, the secret found", files, lines, findings)
+	}
+	for _, f := range findings {
+		if !strings.HasSuffix(f.Where, "manager.log") || f.Line != 2 {
+			t.Errorf("finding %v, want line 2 of manager.log", f)
+		}
+	}
+	if files, _, _, err := s.ScanLogFiles(filepath.Join(dir, "missing")); err != nil || files != 0 {
+		t.Errorf("missing directory: %d files, %v", files, err)
 	}
 }
