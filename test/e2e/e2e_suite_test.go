@@ -115,6 +115,7 @@ var _ = BeforeSuite(func() {
 	sim, err = localenv.StartSimulator(simCtx, mgmt.GetRESTConfig(), mgmt.GetScheme(), intVariable("E2E_ASSISTED_PORT"), time.Second)
 	Expect(err).NotTo(HaveOccurred())
 
+	enforceRestricted(mgmt, mgmtLogs)
 	fitProviders(mgmt, mgmtLogs, sim, nodeIP, intVariable("E2E_ASSISTED_PORT"))
 })
 
