@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,31 +54,7 @@ var _ = Describe("Quick start, metal3-agent flavor (live ISO)", func() {
 			Creator: c, ClientSet: mgmt.GetClientSet(), Name: name, LogFolder: logFolder,
 		})
 
-		By(fmt.Sprintf("Registering %d BareMetalHosts (%d control-plane, %d worker pool)", cp+workers, cp, workers))
-		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "bmc"},
-			StringData: map[string]string{"username": "admin", "password": "e2e"}})).To(Succeed())
-		for i := 0; i < cp+workers; i++ {
-			pool := name + "-control-plane"
-			if i >= cp {
-				pool = name + "-worker"
-			}
-			h := &bmhv1alpha1.BareMetalHost{
-				ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: fmt.Sprintf("host-%d", i),
-					Labels:      map[string]string{"ocp-capi.io/host-pool": pool},
-					Annotations: map[string]string{localenv.IPAnnotation: fmt.Sprintf("192.0.2.%d", 10+i)}},
-				Spec: bmhv1alpha1.BareMetalHostSpec{
-					BMC:            bmhv1alpha1.BMCDetails{Address: fmt.Sprintf("redfish-virtualmedia://192.0.2.1/redfish/v1/Systems/%d", i), CredentialsName: "bmc"},
-					BootMACAddress: fmt.Sprintf("52:54:00:e2:e0:%02x", i),
-				},
-			}
-			Expect(c.Create(ctx, h)).To(Succeed())
-			// As the Bare Metal Operator leaves a registered, inspected host
-			// (the whole status: its schema requires every field).
-			h.Status.Provisioning.State = "available"
-			h.Status.Provisioning.ID = fmt.Sprintf("e2e-ironic-node-%d", i)
-			h.Status.OperationalStatus = "OK"
-			Expect(c.Status().Update(ctx, h)).To(Succeed())
-		}
+		registerBareMetalHosts(ctx, c, name, name, cp, workers)
 
 		By("clusterctl generate cluster " + name + " --flavor metal3-agent")
 		manifest := clusterctl.ConfigCluster(ctx, clusterctl.ConfigClusterInput{
@@ -114,27 +91,7 @@ var _ = Describe("Quick start, metal3-agent flavor (live ISO)", func() {
 		}, e2eConfig.GetIntervals("default", "wait-machines")...).Should(Succeed())
 		logDescribe(ctx, mgmt, logFolder, name)
 
-		By("Checking the live-ISO flow: every host booted its template's InfraEnv ISO")
-		infraEnvs := &aiv1beta1.InfraEnvList{}
-		Expect(c.List(ctx, infraEnvs, client.InNamespace(name))).To(Succeed())
-		isos := map[string]string{}
-		for _, ie := range infraEnvs.Items {
-			isos[ie.Status.ISODownloadURL] = ie.Name
-		}
-		Expect(infraEnvs.Items).To(HaveLen(2), "one InfraEnv per Metal3MachineTemplate (control plane, workers)")
-		hosts := &bmhv1alpha1.BareMetalHostList{}
-		Expect(c.List(ctx, hosts, client.InNamespace(name))).To(Succeed())
-		for _, h := range hosts.Items {
-			Expect(h.Spec.ConsumerRef).NotTo(BeNil(), "host %s not consumed", h.Name)
-			Expect(h.Spec.Image).NotTo(BeNil())
-			Expect(isos).To(HaveKey(h.Spec.Image.URL), "host %s boots %s, not an InfraEnv's ISO", h.Name, h.Spec.Image.URL)
-			Expect(ptr.Deref(h.Spec.Image.DiskFormat, "")).To(Equal("live-iso"))
-		}
-		m3ms := &unstructured.UnstructuredList{}
-		m3ms.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta2")
-		m3ms.SetKind("Metal3MachineList")
-		Expect(c.List(ctx, m3ms, client.InNamespace(name))).To(Succeed())
-		Expect(m3ms.Items).To(HaveLen(cp + workers))
+		expectLiveISOBoot(ctx, c, name, cp+workers)
 
 		By("Deleting the cluster")
 		toDelete := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: name}}
@@ -173,3 +130,62 @@ var _ = Describe("Quick start, metal3-agent flavor (live ISO)", func() {
 		Expect(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
 	})
 })
+
+// registerBareMetalHosts creates, in namespace, the BMC Secret and cp+workers
+// BareMetalHosts as the Bare Metal Operator leaves them once registered and
+// inspected, in the pools the metal3-agent flavor selects for cluster
+// (<cluster>-control-plane, <cluster>-worker).
+func registerBareMetalHosts(ctx context.Context, c client.Client, namespace, cluster string, cp, workers int) {
+	By(fmt.Sprintf("Registering %d BareMetalHosts (%d control-plane, %d worker pool)", cp+workers, cp, workers))
+	Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "bmc"},
+		StringData: map[string]string{"username": "admin", "password": "e2e"}})).To(Succeed())
+	for i := 0; i < cp+workers; i++ {
+		pool := cluster + "-control-plane"
+		if i >= cp {
+			pool = cluster + "-worker"
+		}
+		h := &bmhv1alpha1.BareMetalHost{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("host-%d", i),
+				Labels:      map[string]string{"ocp-capi.io/host-pool": pool},
+				Annotations: map[string]string{localenv.IPAnnotation: fmt.Sprintf("192.0.2.%d", 10+i)}},
+			Spec: bmhv1alpha1.BareMetalHostSpec{
+				BMC:            bmhv1alpha1.BMCDetails{Address: fmt.Sprintf("redfish-virtualmedia://192.0.2.1/redfish/v1/Systems/%d", i), CredentialsName: "bmc"},
+				BootMACAddress: fmt.Sprintf("52:54:00:e2:e0:%02x", i),
+			},
+		}
+		Expect(c.Create(ctx, h)).To(Succeed())
+		// As the Bare Metal Operator leaves a registered, inspected host
+		// (the whole status: its schema requires every field).
+		h.Status.Provisioning.State = "available"
+		h.Status.Provisioning.ID = fmt.Sprintf("e2e-ironic-node-%d", i)
+		h.Status.OperationalStatus = "OK"
+		Expect(c.Status().Update(ctx, h)).To(Succeed())
+	}
+}
+
+// expectLiveISOBoot checks the live-ISO flow of the metal3-agent flavor in
+// namespace: one InfraEnv per Metal3MachineTemplate, every host consumed
+// and booting its template's InfraEnv ISO, one Metal3Machine per Machine.
+func expectLiveISOBoot(ctx context.Context, c client.Client, namespace string, machines int) {
+	By("Checking the live-ISO flow: every host booted its template's InfraEnv ISO")
+	infraEnvs := &aiv1beta1.InfraEnvList{}
+	Expect(c.List(ctx, infraEnvs, client.InNamespace(namespace))).To(Succeed())
+	isos := map[string]string{}
+	for _, ie := range infraEnvs.Items {
+		isos[ie.Status.ISODownloadURL] = ie.Name
+	}
+	Expect(infraEnvs.Items).To(HaveLen(2), "one InfraEnv per Metal3MachineTemplate (control plane, workers)")
+	hosts := &bmhv1alpha1.BareMetalHostList{}
+	Expect(c.List(ctx, hosts, client.InNamespace(namespace))).To(Succeed())
+	for _, h := range hosts.Items {
+		Expect(h.Spec.ConsumerRef).NotTo(BeNil(), "host %s not consumed", h.Name)
+		Expect(h.Spec.Image).NotTo(BeNil())
+		Expect(isos).To(HaveKey(h.Spec.Image.URL), "host %s boots %s, not an InfraEnv's ISO", h.Name, h.Spec.Image.URL)
+		Expect(ptr.Deref(h.Spec.Image.DiskFormat, "")).To(Equal("live-iso"))
+	}
+	m3ms := &unstructured.UnstructuredList{}
+	m3ms.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta2")
+	m3ms.SetKind("Metal3MachineList")
+	Expect(c.List(ctx, m3ms, client.InNamespace(namespace))).To(Succeed())
+	Expect(m3ms.Items).To(HaveLen(machines))
+}

@@ -1,0 +1,89 @@
+//go:build e2e
+
+package e2e
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capie2e "sigs.k8s.io/cluster-api/test/e2e"
+	"sigs.k8s.io/cluster-api/test/framework"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CAPI's QuickStartSpec as CAPI ships it, on the openstack-agent flavor
+// (3 control-plane + 2 worker Machines, as our own quick start), adapted
+// only through its inputs: our control-plane waiters, the proxy that
+// reaches the workload API server from the host, the workload's
+// registration once the namespace exists, our checks after the Machines
+// are provisioned, and our OpenStack leak check after its cleanup.
+var _ = Describe("CAPI QuickStartSpec, openstack-agent flavor", func() {
+	var s *capiSpecCluster
+	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
+		s = newCAPISpecCluster("capi-qs")
+		return capie2e.QuickStartSpecInput{
+			E2EConfig:                e2eConfig,
+			ClusterctlConfigPath:     clusterctlConfigPath,
+			BootstrapClusterProxy:    s.Proxy,
+			ArtifactFolder:           *artifactFolder,
+			ClusterName:              ptr.To(s.Name),
+			InfrastructureProvider:   ptr.To(infraProviderVersion()),
+			Flavor:                   ptr.To("openstack-agent"),
+			ControlPlaneMachineCount: ptr.To[int64](3),
+			WorkerMachineCount:       ptr.To[int64](2),
+			ControlPlaneWaiters:      s.ControlPlaneWaiters(),
+			PostNamespaceCreated:     s.PostNamespaceCreated,
+			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
+				s.PostMachinesProvisioned(proxy, namespace, name, 5)
+			},
+			ClusterctlVariables: map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()},
+		}
+	})
+	AfterEach(func() { s.AfterSpec() })
+})
+
+// The same on the metal3-agent flavor (3 + 2 BareMetalHosts booted from the
+// discovery ISO, CAPM3 and the Bare Metal Operator played by
+// localenv.Metal3), with the live-ISO checks of our own metal3 suite once
+// the Machines are provisioned. That the hosts are released on deletion is
+// checked by our suite only: the spec deletes the namespace, and the hosts
+// with it, right after the Cluster.
+var _ = Describe("CAPI QuickStartSpec, metal3-agent flavor", func() {
+	const cp, workers = 3, 2
+	var s *capiSpecCluster
+	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
+		s = newCAPISpecCluster("capi-m3")
+		return capie2e.QuickStartSpecInput{
+			E2EConfig:                e2eConfig,
+			ClusterctlConfigPath:     clusterctlConfigPath,
+			BootstrapClusterProxy:    s.Proxy,
+			ArtifactFolder:           *artifactFolder,
+			ClusterName:              ptr.To(s.Name),
+			InfrastructureProvider:   ptr.To(infraProviderVersion()),
+			Flavor:                   ptr.To("metal3-agent"),
+			ControlPlaneMachineCount: ptr.To[int64](cp),
+			WorkerMachineCount:       ptr.To[int64](workers),
+			ControlPlaneWaiters:      s.ControlPlaneWaiters(),
+			PostNamespaceCreated: func(proxy framework.ClusterProxy, namespace string) {
+				s.PostNamespaceCreatedMetal3(proxy, namespace, cp, workers)
+			},
+			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
+				s.PostMachinesProvisioned(proxy, namespace, name, cp+workers)
+				expectMetal3ProviderIDs(proxy.GetClient(), namespace, name)
+				expectLiveISOBoot(suiteCtx, proxy.GetClient(), namespace, cp+workers)
+			},
+			ClusterctlVariables: map[string]string{"OPENSHIFT_API_VIP": "192.0.2.100", "OPENSHIFT_INGRESS_VIP": "192.0.2.101"},
+		}
+	})
+})
+
+// expectMetal3ProviderIDs: every Machine of the cluster has CAPM3's
+// metal3:// providerID.
+func expectMetal3ProviderIDs(c client.Client, namespace, name string) {
+	machines := &clusterv1.MachineList{}
+	Expect(c.List(suiteCtx, machines, client.InNamespace(namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: name})).To(Succeed())
+	for _, m := range machines.Items {
+		Expect(m.Spec.ProviderID).To(HavePrefix("metal3://"), "Machine %s", m.Name)
+	}
+}
