@@ -45,6 +45,8 @@ type NetworkInfra interface {
 	CreateFloatingIP(ctx context.Context, opts floatingips.CreateOptsBuilder) (*floatingips.FloatingIP, error)
 	// AssociateFloatingIP points a floating IP at a port ("" detaches it).
 	AssociateFloatingIP(ctx context.Context, id, portID string) (*floatingips.FloatingIP, error)
+	// SetFloatingIPDescription changes a floating IP's description.
+	SetFloatingIPDescription(ctx context.Context, id, description string) (*floatingips.FloatingIP, error)
 	DeleteFloatingIP(ctx context.Context, id string) error
 }
 
@@ -146,6 +148,10 @@ func (n *networkClient) AssociateFloatingIP(ctx context.Context, id, portID stri
 		port = &portID
 	}
 	return floatingips.Update(ctx, n.c, id, floatingips.UpdateOpts{PortID: port}).Extract()
+}
+
+func (n *networkClient) SetFloatingIPDescription(ctx context.Context, id, description string) (*floatingips.FloatingIP, error) {
+	return floatingips.Update(ctx, n.c, id, floatingips.UpdateOpts{Description: &description}).Extract()
 }
 
 func (n *networkClient) DeleteFloatingIP(ctx context.Context, id string) error {

@@ -115,6 +115,13 @@ func EnsureFloatingIP(ctx context.Context, s Scope, req Request, extNetID, addre
 	if err != nil {
 		return nil, clients.Classify(err, "looking up a floating IP")
 	}
+	if len(list) == 0 && address == "" && portID != "" {
+		// A floating IP already on the port (CAPO's, on the load
+		// balancer's VIP) is taken over rather than a second one refused.
+		if list, err = adoptPortFloatingIP(ctx, s, extNetID, portID, description); err != nil {
+			return nil, err
+		}
+	}
 	var fip *floatingips.FloatingIP
 	switch {
 	case len(list) == 1:
@@ -141,4 +148,23 @@ func EnsureFloatingIP(ctx context.Context, s Scope, req Request, extNetID, addre
 		fip = updated
 	}
 	return fip, nil
+}
+
+// adoptPortFloatingIP returns the floating IP on the port, given the
+// description that identifies it from now on (deletion finds it by that);
+// none if the port has none.
+func adoptPortFloatingIP(ctx context.Context, s Scope, extNetID, portID, description string) ([]floatingips.FloatingIP, error) {
+	list, err := s.Clients.NetworkInfra.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: extNetID, PortID: portID})
+	if err != nil {
+		return nil, clients.Classify(err, "looking up the floating IP of port "+portID)
+	}
+	if len(list) != 1 {
+		return nil, nil
+	}
+	fip, err := s.Clients.NetworkInfra.SetFloatingIPDescription(ctx, list[0].ID, description)
+	if err != nil {
+		return nil, clients.Classify(err, "taking over floating IP "+list[0].FloatingIP)
+	}
+	s.Log.Info("Took over floating IP", "address", fip.FloatingIP, "port", portID)
+	return []floatingips.FloatingIP{*fip}, nil
 }

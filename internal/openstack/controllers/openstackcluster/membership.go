@@ -129,7 +129,7 @@ func (ms *Members) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.Op
 		}
 		found := false
 		for _, m := range members {
-			if m.Name == machine {
+			if isMember(m.Name, p.Name, machine) {
 				found = true
 			}
 		}
@@ -150,6 +150,15 @@ func (ms *Members) joinPools(ctx context.Context, s scope.Scope, osc *infrav1.Op
 		return scope.Wait(infrav1.WaitingForAPILoadBalancerReason, lbRetry, "load balancer %s has no pool yet for port(s) %v", lb.Name, sortedPorts(missing))
 	}
 	return nil
+}
+
+// isMember tells whether the pool member named member is the machine's:
+// named after the machine, or as CAPO names members (<pool>-<machine>,
+// its pools being <load balancer>-<port>), so that the members of a
+// cluster taken over from CAPO are kept rather than duplicated, and
+// removed with their machine.
+func isMember(member, pool, machine string) bool {
+	return member == machine || member == pool+"-"+machine
 }
 
 // lbRetry is how soon a machine looks again at a load balancer whose pools
@@ -197,7 +206,7 @@ func (ms *Members) Remove(ctx context.Context, machine string, cl *clusterv1.Clu
 			return clients.Classify(err, "listing the members of pool "+p.Name)
 		}
 		for _, m := range members {
-			if m.Name != machine {
+			if !isMember(m.Name, p.Name, machine) {
 				continue
 			}
 			if err := s.Clients.LoadBalancer.DeleteMember(ctx, p.ID, m.ID); err != nil {

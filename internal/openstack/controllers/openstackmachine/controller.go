@@ -85,7 +85,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	return manager.FilteredController(ctx, mgr, &infrav1.OpenStackMachine{}, opts, r.WatchFilterValue).
-		Owns(&infrav1alpha1.OpenStackServer{}).
+		// Any owner reference, not only a controller's: CAPO v0.14 made
+		// its machines' servers owned but not controlled, and a machine
+		// taken over from CAPO must hear from its server.
+		Watches(&infrav1alpha1.OpenStackServer{},
+			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &infrav1.OpenStackMachine{})).
 		Watches(&clusterv1.Machine{},
 			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("OpenStackMachine")))).
 		Watches(&clusterv1.Cluster{},

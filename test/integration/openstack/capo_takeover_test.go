@@ -1,0 +1,613 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
+	infrav1beta1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta1"
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
+	osprovider "github.com/ocp-capi/ocp-capi/internal/openstack"
+	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
+	infrawebhooks "github.com/ocp-capi/ocp-capi/internal/openstack/webhooks"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
+	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
+)
+
+// The take-over of a cluster that CAPO v0.14 created (issue 19, item 3;
+// docs/openstack/from-capo.md). The test plays CAPO: it makes the
+// OpenStack resources as CAPO names, describes and tags them, and stores
+// the objects as CAPO stores them, at v1beta1 with CAPO's status, through
+// an API server that runs this provider's conversion webhook. Then this
+// provider's controllers start and must adopt everything: no create and
+// no delete of any OpenStack resource, counted at the proxy.
+
+// capoCloud is what the played CAPO made in OpenStack.
+type capoCloud struct {
+	base, desc                     string // k8s-clusterapi-cluster-<ns>-<name>; CAPO's description
+	tags                           []string
+	networkID, subnetID, routerID  string
+	routerIP                       string
+	cpSG, workerSG                 string
+	lbID, vip, vipPortID           string
+	fipID, fip                     string
+	extNetID                       string
+	servers, serverPorts, serverIP map[string]string // by machine name
+}
+
+// capoCluster makes, as CAPO v0.14 would, the network, subnet and router
+// (k8s-clusterapi-cluster-<ns>-<name>), the control-plane and worker
+// security groups (k8s-cluster-<ns>-<name>-secgroup-*), the API load
+// balancer (<base>-kubeapi; listener, pool and monitor <lb>-<port>) with a
+// floating IP on its VIP, and per machine a port <machine>-0 and a server
+// <machine>; control-plane machines join the pool as <pool>-<machine>.
+func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, cp, workers []string) *capoCloud {
+	t.Helper()
+	ctx := context.Background()
+	c := &capoCloud{
+		base: clusterBase(ns, name), desc: "Created by cluster-api-provider-openstack cluster " + ns + "-" + name,
+		tags: []string{"capo-" + fx.prefix}, extNetID: externalNetworkID(t),
+		servers: map[string]string{}, serverPorts: map[string]string{}, serverIP: map[string]string{},
+	}
+	tag := func(kind, id string) {
+		_, err := attributestags.ReplaceAll(ctx, direct.network, kind, id, attributestags.ReplaceAllOpts{Tags: c.tags}).Extract()
+		Expect(err).NotTo(HaveOccurred(), "tagging %s %s", kind, id)
+	}
+	n, err := networks.Create(ctx, direct.network, networks.CreateOpts{Name: c.base, AdminStateUp: ptr.To(true)}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.networkID = n.ID
+	tag("networks", n.ID)
+	sn, err := subnets.Create(ctx, direct.network, subnets.CreateOpts{NetworkID: n.ID, Name: c.base, Description: c.desc,
+		CIDR: "10.6.0.0/24", IPVersion: gophercloud.IPv4}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.subnetID = sn.ID
+	tag("subnets", sn.ID)
+	r, err := routers.Create(ctx, direct.network, routers.CreateOpts{Name: c.base, Description: c.desc,
+		GatewayInfo: &routers.GatewayInfo{NetworkID: c.extNetID}}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.routerID = r.ID
+	for _, ip := range r.GatewayInfo.ExternalFixedIPs {
+		c.routerIP = ip.IPAddress
+	}
+	tag("routers", r.ID)
+	_, err = routers.AddInterface(ctx, direct.network, r.ID, routers.AddInterfaceOpts{SubnetID: sn.ID}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+
+	sg := func(role string) string {
+		g, err := groups.Create(ctx, direct.network, groups.CreateOpts{
+			Name: "k8s-cluster-" + ns + "-" + name + "-secgroup-" + role, Description: "Cluster API managed group"}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		tag("security-groups", g.ID)
+		return g.ID
+	}
+	c.cpSG, c.workerSG = sg("controlplane"), sg("worker")
+	rule := func(group, desc string, proto rules.RuleProtocol, min, max int, remoteGroup, prefix string) {
+		_, err := rules.Create(ctx, direct.network, rules.CreateOpts{SecGroupID: group, Description: desc, Direction: rules.DirIngress,
+			EtherType: rules.EtherType4, Protocol: proto, PortRangeMin: min, PortRangeMax: max, RemoteGroupID: remoteGroup, RemoteIPPrefix: prefix}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+	}
+	// Some of CAPO v0.14's default rules, as CAPO describes them.
+	rule(c.cpSG, "Kubernetes API", rules.ProtocolTCP, 6443, 6443, "", "")
+	rule(c.cpSG, "Etcd", rules.ProtocolTCP, 2379, 2380, c.cpSG, "")
+	for _, g := range []string{c.cpSG, c.workerSG} {
+		rule(g, "Kubelet API", rules.ProtocolTCP, 10250, 10250, c.cpSG, "")
+		rule(g, "Kubelet API", rules.ProtocolTCP, 10250, 10250, c.workerSG, "")
+	}
+	rule(c.workerSG, "Node Port Services", rules.ProtocolTCP, 30000, 32767, c.workerSG, "")
+	rule(c.workerSG, "Node Port Services", rules.ProtocolTCP, 30000, 32767, c.cpSG, "")
+
+	lbName := c.base + "-kubeapi"
+	lb, err := loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{Name: lbName, Description: c.desc, VipSubnetID: sn.ID, Tags: c.tags}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.lbID = lb.ID
+	waitLB := func() {
+		Eventually(func(g Gomega) {
+			got, err := loadbalancers.Get(ctx, lbc, c.lbID).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.ProvisioningStatus).To(Equal("ACTIVE"))
+			c.vip, c.vipPortID = got.VipAddress, got.VipPortID
+		}, 3*wait, time.Second).Should(Succeed(), "the played CAPO's load balancer")
+	}
+	waitLB()
+	pool := fmt.Sprintf("%s-%d", lbName, 6443)
+	l, err := listeners.Create(ctx, lbc, listeners.CreateOpts{Name: pool, Protocol: listeners.ProtocolTCP, ProtocolPort: 6443,
+		LoadbalancerID: lb.ID, Tags: c.tags}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	waitLB()
+	p, err := pools.Create(ctx, lbc, pools.CreateOpts{Name: pool, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin,
+		ListenerID: l.ID, Tags: c.tags}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	waitLB()
+	_, err = monitors.Create(ctx, lbc, monitors.CreateOpts{Name: pool, PoolID: p.ID, Type: monitors.TypeTCP,
+		Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	waitLB()
+	f, err := floatingips.Create(ctx, direct.network, floatingips.CreateOpts{FloatingNetworkID: c.extNetID, PortID: c.vipPortID,
+		Description: c.desc}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.fipID, c.fip = f.ID, f.FloatingIP
+
+	machine := func(m, sg string) {
+		port, err := ports.Create(ctx, direct.network, ports.CreateOpts{Name: m + "-0", Description: c.desc, NetworkID: n.ID,
+			SecurityGroups: &[]string{sg}}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		tag("ports", port.ID)
+		c.serverPorts[m] = port.ID
+		c.serverIP[m] = port.FixedIPs[0].IPAddress
+		srv, err := servers.Create(ctx, direct.compute, servers.CreateOpts{Name: m, FlavorRef: fx.flavorID, ImageRef: fx.imageID,
+			Networks: []servers.Network{{Port: port.ID}}, Tags: c.tags}, nil).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		c.servers[m] = srv.ID
+	}
+	for _, m := range cp {
+		machine(m, c.cpSG)
+	}
+	for _, m := range workers {
+		machine(m, c.workerSG)
+	}
+	for m, id := range c.servers {
+		Eventually(func(g Gomega) {
+			s, err := servers.Get(ctx, direct.compute, id).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(s.Status).To(Equal("ACTIVE"), "server %s", m)
+		}, 3*wait, time.Second).Should(Succeed())
+	}
+	for _, m := range cp {
+		_, err := pools.CreateMember(ctx, lbc, p.ID, pools.CreateMemberOpts{Name: pool + "-" + m, Address: c.serverIP[m],
+			ProtocolPort: 6443, Tags: c.tags}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		waitLB()
+	}
+	return c
+}
+
+// removeCAPOCluster deletes what capoCluster made, for a test that failed
+// before the provider deleted it.
+func removeCAPOCluster(c *capoCloud, lbc *gophercloud.ServiceClient) {
+	ctx := context.Background()
+	for _, id := range c.servers {
+		_ = servers.Delete(ctx, direct.compute, id).ExtractErr()
+	}
+	_ = floatingips.Delete(ctx, direct.network, c.fipID).ExtractErr()
+	_ = loadbalancers.Delete(ctx, lbc, c.lbID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr()
+	for i := 0; i < 60; i++ {
+		if _, err := servers.Get(ctx, direct.compute, firstValue(c.servers)).Extract(); err != nil {
+			if _, err := loadbalancers.Get(ctx, lbc, c.lbID).Extract(); err != nil {
+				break
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	_, _ = routers.RemoveInterface(ctx, direct.network, c.routerID, routers.RemoveInterfaceOpts{SubnetID: c.subnetID}).Extract()
+	_ = routers.Delete(ctx, direct.network, c.routerID).ExtractErr()
+	// The servers' ports, and the VIP port a load balancer driver may
+	// leave behind.
+	if pages, err := ports.List(direct.network, ports.ListOpts{NetworkID: c.networkID}).AllPages(ctx); err == nil {
+		pl, _ := ports.ExtractPorts(pages)
+		for _, p := range pl {
+			_ = ports.Delete(ctx, direct.network, p.ID).ExtractErr()
+		}
+	}
+	_ = networks.Delete(ctx, direct.network, c.networkID).ExtractErr()
+	_ = groups.Delete(ctx, direct.network, c.cpSG).ExtractErr()
+	_ = groups.Delete(ctx, direct.network, c.workerSG).ExtractErr()
+}
+
+func neutronTags(tags []string) []infrav1.NeutronTag {
+	out := make([]infrav1.NeutronTag, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, infrav1.NeutronTag(t))
+	}
+	return out
+}
+
+func firstValue(m map[string]string) string {
+	for _, v := range m {
+		return v
+	}
+	return ""
+}
+
+// capoEnv is an API server whose CRDs convert through this provider's
+// conversion webhook, served in this process with the other webhooks.
+func capoEnv(t *testing.T) *envtest.Environment {
+	t.Helper()
+	e, stop, err := envtest.StartWithWebhooks(context.Background(), envtest.WebhookEnvOptions{
+		Manifests:   []string{"internal/openstack/config/webhook"},
+		AddToScheme: osprovider.AddToScheme,
+		Setup:       infrawebhooks.SetupWebhooks,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return e
+}
+
+// startManagerOn runs the provider's controllers against e (as
+// startManager does against the suite's API server).
+func startManagerOn(t *testing.T, e *envtest.Environment) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(e.ControllerConfig(), ctrl.Options{
+		Scheme:                 e.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, c := range osprovider.Controllers(osprovider.Options{}) {
+		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: 10}); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+	}
+	tm := &testManager{cancel: cancel, done: make(chan error, 1)}
+	go func() { tm.done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { tm.stop(t) })
+}
+
+// v1beta1Condition is a CAPI v1beta1 condition as CAPO v0.14 writes it
+// (MarkTrue: no reason, no severity).
+func v1beta1Condition(typ string) infrav1beta1.Condition {
+	return infrav1beta1.Condition{Type: infrav1beta1.ConditionType(typ), Status: corev1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))}
+}
+
+// capoObjects stores, as CAPO v0.14 and CAPI core would have left them:
+// the Cluster, the OpenStackCluster (v1beta1), and per machine the
+// bootstrap Secret, the Machine, the OpenStackMachine (v1beta1) and the
+// OpenStackServer (v1alpha1) CAPO's machine controller made. It checks
+// that each v1beta1 object reads back exactly as written.
+func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoCloud, cp, workers []string) (*infrav1beta1.OpenStackCluster, map[string]*infrav1beta1.OpenStackMachine) {
+	t.Helper()
+	ctx := context.Background()
+	cl := e.Client
+	Expect(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	Expect(cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns},
+		Data: map[string][]byte{clients.CloudsYAMLKey: fx.identitySecretYAML}})).To(Succeed())
+
+	endpoint := clusterv1.APIEndpoint{Host: c.fip, Port: 6443}
+	cluster := &clusterv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: clusterv1.ClusterSpec{ControlPlaneEndpoint: endpoint, InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+			APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: name}},
+	}
+	Expect(cl.Create(ctx, cluster)).To(Succeed())
+	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+	Expect(cl.Status().Update(ctx, cluster)).To(Succeed())
+
+	subnet := infrav1beta1.Subnet{Name: c.base, ID: c.subnetID, CIDR: "10.6.0.0/24", Tags: c.tags}
+	network := &infrav1beta1.NetworkStatusWithSubnets{NetworkStatus: infrav1beta1.NetworkStatus{Name: c.base, ID: c.networkID, Tags: c.tags},
+		Subnets: []infrav1beta1.Subnet{subnet}}
+	osc := &infrav1beta1.OpenStackCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
+			Finalizers:      []string{infrav1.OpenStackClusterFinalizer},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: cluster.UID}}},
+		// CAPO v0.14.7's default template (templates/cluster-template.yaml).
+		Spec: infrav1beta1.OpenStackClusterSpec{
+			IdentityRef:           infrav1beta1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: testCloud},
+			APIServerLoadBalancer: &infrav1beta1.APIServerLoadBalancer{Enabled: ptr.To(true)},
+			ExternalNetwork:       &infrav1beta1.NetworkParam{ID: ptr.To(c.extNetID)},
+			ManagedSecurityGroups: &infrav1beta1.ManagedSecurityGroups{},
+			ManagedSubnets:        []infrav1beta1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
+			Tags:                  c.tags,
+			ControlPlaneEndpoint:  &infrav1beta1.APIEndpoint{Host: c.fip, Port: 6443},
+		},
+	}
+	Expect(cl.Create(ctx, osc)).To(Succeed())
+	osc.Status = infrav1beta1.OpenStackClusterStatus{
+		Ready:           true,
+		Initialization:  &infrav1beta1.ClusterInitialization{Provisioned: true},
+		Network:         network,
+		ExternalNetwork: &infrav1beta1.NetworkStatus{ID: c.extNetID, Name: "public"},
+		Router:          &infrav1beta1.Router{Name: c.base, ID: c.routerID, Tags: c.tags, IPs: []string{c.routerIP}},
+		APIServerLoadBalancer: &infrav1beta1.LoadBalancer{Name: c.base + "-kubeapi", ID: c.lbID, IP: c.fip, InternalIP: c.vip,
+			Tags: c.tags, LoadBalancerNetwork: network},
+		FailureDomains:            infrav1beta1.FailureDomains{"nova": {ControlPlane: true}},
+		ControlPlaneSecurityGroup: &infrav1beta1.SecurityGroupStatus{Name: "k8s-cluster-" + ns + "-" + name + "-secgroup-controlplane", ID: c.cpSG},
+		WorkerSecurityGroup:       &infrav1beta1.SecurityGroupStatus{Name: "k8s-cluster-" + ns + "-" + name + "-secgroup-worker", ID: c.workerSG},
+		Conditions: infrav1beta1.Conditions{v1beta1Condition("Ready"), v1beta1Condition("APIEndpointReady"),
+			v1beta1Condition("NetworkReady"), v1beta1Condition("SecurityGroupsReady")},
+	}
+	Expect(cl.Status().Update(ctx, osc)).To(Succeed())
+	expectReadBack(t, cl, osc, &infrav1beta1.OpenStackCluster{})
+
+	osms := map[string]*infrav1beta1.OpenStackMachine{}
+	add := func(m string, controlPlane bool, sg string) {
+		bootstrap := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m + "-bootstrap", Namespace: ns},
+			Data: map[string][]byte{"value": []byte("{}"), "format": []byte("ignition")}, Type: clusterv1.ClusterSecretType}
+		Expect(cl.Create(ctx, bootstrap)).To(Succeed())
+		labels := map[string]string{clusterv1.ClusterNameLabel: name}
+		if controlPlane {
+			labels[clusterv1.MachineControlPlaneLabel] = ""
+		}
+		providerID := "openstack:///" + c.servers[m]
+		machine := &clusterv1.Machine{
+			ObjectMeta: metav1.ObjectMeta{Name: m, Namespace: ns, Labels: labels},
+			Spec: clusterv1.MachineSpec{ClusterName: name, Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To(bootstrap.Name)},
+				ProviderID:        providerID,
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackMachine", Name: m}},
+		}
+		Expect(cl.Create(ctx, machine)).To(Succeed())
+		port := infrav1beta1.ResolvedPortSpec{Name: m + "-0", Description: c.desc, NetworkID: c.networkID, Tags: c.tags, SecurityGroups: []string{sg}}
+		addresses := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: c.serverIP[m]}, {Type: corev1.NodeInternalDNS, Address: m}}
+		osm := &infrav1beta1.OpenStackMachine{
+			ObjectMeta: metav1.ObjectMeta{Name: m, Namespace: ns, Labels: labels, Finalizers: []string{infrav1.OpenStackMachineFinalizer},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m, UID: machine.UID,
+					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			Spec: infrav1beta1.OpenStackMachineSpec{ProviderID: ptr.To(providerID), Flavor: ptr.To(fx.flavorName),
+				Image: infrav1beta1.ImageParam{ID: ptr.To(fx.imageID)}},
+		}
+		Expect(cl.Create(ctx, osm)).To(Succeed())
+		conds := infrav1beta1.Conditions{v1beta1Condition("Ready"), v1beta1Condition("InstanceReady")}
+		if controlPlane {
+			conds = append(conds, v1beta1Condition("APIServerIngressReady"))
+		}
+		osm.Status = infrav1beta1.OpenStackMachineStatus{
+			Ready: true, Initialization: &infrav1beta1.MachineInitialization{Provisioned: true},
+			InstanceID: ptr.To(c.servers[m]), Addresses: addresses, InstanceState: ptr.To(infrav1beta1.InstanceState("ACTIVE")),
+			Resolved:   &infrav1beta1.ResolvedMachineSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1beta1.ResolvedPortSpec{port}},
+			Resources:  &infrav1beta1.MachineResources{Ports: []infrav1beta1.PortStatus{{ID: c.serverPorts[m]}}},
+			Conditions: conds,
+		}
+		Expect(cl.Status().Update(ctx, osm)).To(Succeed())
+		expectReadBack(t, cl, osm, &infrav1beta1.OpenStackMachine{})
+		osms[m] = osm
+
+		// CAPO's machine controller made the machine's OpenStackServer:
+		// owned (not controlled) by the OpenStackMachine, the spec derived
+		// from the machine's with the cluster's network and group.
+		oss := &infrav1alpha1.OpenStackServer{
+			ObjectMeta: metav1.ObjectMeta{Name: m, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
+				Finalizers: []string{infrav1alpha1.OpenStackServerFinalizer},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackMachine",
+					Name: m, UID: osm.UID}}},
+			Spec: infrav1alpha1.OpenStackServerSpec{
+				Flavor: ptr.To(fx.flavorName), Image: infrav1.ImageParam{ID: ptr.To(fx.imageID)},
+				IdentityRef: infrav1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: testCloud},
+				Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
+					SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(sg)}}}},
+				Tags: c.tags, UserDataRef: &corev1.LocalObjectReference{Name: bootstrap.Name},
+			},
+		}
+		Expect(cl.Create(ctx, oss)).To(Succeed())
+		oss.Status = infrav1alpha1.OpenStackServerStatus{
+			InstanceID: ptr.To(c.servers[m]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
+			Addresses: []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[m]}},
+			Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
+				Name: m + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{sg}}}},
+			Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[m]}}},
+		}
+		Expect(cl.Status().Update(ctx, oss)).To(Succeed())
+	}
+	for _, m := range cp {
+		add(m, true, c.cpSG)
+	}
+	for _, m := range workers {
+		add(m, false, c.workerSG)
+	}
+	return osc, osms
+}
+
+// expectReadBack reads obj's key at obj's version into into and requires
+// spec and status unchanged (the object went to v1beta2 storage and back
+// through the conversion webhook).
+func expectReadBack(t *testing.T, cl client.Client, obj, into client.Object) {
+	t.Helper()
+	Expect(cl.Get(context.Background(), client.ObjectKeyFromObject(obj), into)).To(Succeed())
+	switch want := obj.(type) {
+	case *infrav1beta1.OpenStackCluster:
+		got := into.(*infrav1beta1.OpenStackCluster)
+		Expect(equality.Semantic.DeepEqual(want.Spec, got.Spec)).To(BeTrue(), "v1beta1 spec read back: %+v", got.Spec)
+		Expect(equality.Semantic.DeepEqual(want.Status, got.Status)).To(BeTrue(), "v1beta1 status read back: %+v", got.Status)
+	case *infrav1beta1.OpenStackMachine:
+		got := into.(*infrav1beta1.OpenStackMachine)
+		Expect(equality.Semantic.DeepEqual(want.Spec, got.Spec)).To(BeTrue(), "v1beta1 spec read back: %+v", got.Spec)
+		Expect(equality.Semantic.DeepEqual(want.Status, got.Status)).To(BeTrue(), "v1beta1 status read back: %+v", got.Status)
+	}
+}
+
+// ours tells whether this provider's controller has written the object's
+// conditions: the ones CAPO stored have no Paused condition, and their
+// Ready, converted, has no reason of its own.
+func ours(obj capiconditions.Getter) bool {
+	ready := capiconditions.Get(obj, infrav1.ReadyCondition)
+	return capiconditions.Get(obj, clusterv1.PausedCondition) != nil && ready != nil && ready.Reason != "NoReasonReported"
+}
+
+// openstackCreatesAndDeletes are the calls that create or delete a
+// network, subnet, router, security group, load balancer (or listener,
+// pool, monitor, member), floating IP, server, port, trunk or volume.
+func openstackCreatesAndDeletes(calls []openstackproxy.Call) []string {
+	var out []string
+	for _, c := range calls {
+		if c.Method != "POST" && c.Method != "DELETE" {
+			continue
+		}
+		if c.Service == openstackproxy.ServiceIdentity || strings.HasSuffix(c.Path, "/action") ||
+			strings.Contains(c.Path, "security-group-rules") || strings.Contains(c.Path, "/tags") {
+			continue
+		}
+		out = append(out, c.Method+" "+c.Path)
+	}
+	return out
+}
+
+// writesBy counts the write calls by method and path template.
+func writesBy(calls []openstackproxy.Call) string {
+	n := map[string]int{}
+	for _, c := range calls {
+		if isWrite(c) {
+			n[c.Method+" "+c.Path]++
+		}
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%d %s; ", n[k], k)
+	}
+	return b.String()
+}
+
+// TestTakeOverCAPOCluster: a cluster CAPO v0.14 made (load balancer with a
+// floating IP, a control-plane machine and a worker) is taken over in
+// place: the cluster and its machines become Ready under this provider
+// with no OpenStack resource created or deleted; read at v1beta1 they
+// still carry the IDs CAPO stored (what CAPO needs after a switch back).
+// Then the cluster is deleted by this provider and nothing is left.
+func TestTakeOverCAPOCluster(t *testing.T) {
+	RegisterTestingT(t)
+	needCloud(t)
+	lbc := loadBalancerClient(t)
+	if lbc == nil {
+		t.Fatal("the local cloud has no Octavia (load-balancer) endpoint; hack/openstack/up.sh installs one")
+	}
+	e := capoEnv(t)
+	ctx := context.Background()
+	ns := "capo-" + fx.prefix
+	name := fx.prefix + "-capo"
+	cp, workers := []string{name + "-control-plane-0"}, []string{name + "-md-0"}
+	start := time.Now()
+	c := capoCluster(t, lbc, ns, name, cp, workers)
+	cleaned := false
+	t.Cleanup(func() {
+		if !cleaned {
+			removeCAPOCluster(c, lbc)
+		}
+	})
+	t.Logf("the played CAPO made its cluster in %s", time.Since(start).Round(time.Second))
+	osc, osms := capoObjects(t, e, ns, name, c, cp, workers)
+
+	proxy.Reset()
+	start = time.Now()
+	startManagerOn(t, e)
+	cl := e.Client
+	hub := &infrav1.OpenStackCluster{}
+	Eventually(func(g Gomega) {
+		g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(osc), hub)).To(Succeed())
+		g.Expect(ours(hub)).To(BeTrue(), "not reconciled by this provider yet")
+		g.Expect(capiconditions.IsTrue(hub, infrav1.ReadyCondition)).To(BeTrue(), "Ready: %s; Network: %s; Router: %s; SecurityGroups: %s; Endpoint: %s",
+			condition(hub, infrav1.ReadyCondition), condition(hub, infrav1.NetworkReadyCondition), condition(hub, infrav1.RouterReadyCondition),
+			condition(hub, infrav1.SecurityGroupsReadyCondition), condition(hub, infrav1.APIEndpointReadyCondition))
+	}, 3*wait, 500*time.Millisecond).Should(Succeed())
+	for m := range osms {
+		osm := &infrav1.OpenStackMachine{}
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: m}, osm)).To(Succeed())
+			g.Expect(ours(osm)).To(BeTrue(), "machine %s not reconciled by this provider yet", m)
+			oss := &infrav1alpha1.OpenStackServer{}
+			_ = cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: m}, oss)
+			g.Expect(capiconditions.IsTrue(osm, infrav1.ReadyCondition)).To(BeTrue(), "machine %s: InstanceReady %s; APIServerIngressReady %s; server conditions %+v",
+				m, condition(osm, infrav1.InstanceReadyCondition), condition(osm, infrav1.APIServerIngressReadyCondition), oss.Status.Conditions)
+		}, 2*wait, 500*time.Millisecond).Should(Succeed())
+	}
+	// The membership of the control-plane machine was adopted, not doubled.
+	members, err := poolMembers(lbc, c.lbID)
+	Expect(err).NotTo(HaveOccurred())
+	t.Logf("taken over in %s; pools: %v", time.Since(start).Round(time.Millisecond), members)
+	calls := proxy.Calls()
+	t.Logf("OpenStack calls of the take-over: %d (%d writes: %s)\n%s", proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite),
+		writesBy(calls), proxy.Summary())
+	Expect(openstackCreatesAndDeletes(calls)).To(BeEmpty(), "the take-over created or deleted OpenStack resources")
+	Expect(members).To(Equal(map[string][]string{c.base + "-kubeapi-6443": {c.base + "-kubeapi-6443-" + cp[0]}}))
+
+	// What CAPO stored is what this provider keeps: the same resources,
+	// read at v1beta1 as CAPO reads them.
+	Expect(hub.Spec.ControlPlaneEndpoint).NotTo(BeNil())
+	Expect(hub.Spec.ControlPlaneEndpoint.Host).To(Equal(c.fip))
+	back := &infrav1beta1.OpenStackCluster{}
+	Expect(cl.Get(ctx, client.ObjectKeyFromObject(osc), back)).To(Succeed())
+	Expect(back.Status.Ready).To(BeTrue())
+	Expect(back.Status.Network.ID).To(Equal(c.networkID))
+	Expect(back.Status.Network.Subnets).To(HaveLen(1))
+	Expect(back.Status.Network.Subnets[0].ID).To(Equal(c.subnetID))
+	Expect(back.Status.Router.ID).To(Equal(c.routerID))
+	Expect(back.Status.APIServerLoadBalancer.ID).To(Equal(c.lbID))
+	Expect(back.Status.APIServerLoadBalancer.IP).To(Equal(c.fip))
+	Expect(back.Status.APIServerLoadBalancer.InternalIP).To(Equal(c.vip))
+	Expect(back.Status.ControlPlaneSecurityGroup.ID).To(Equal(c.cpSG))
+	Expect(back.Status.WorkerSecurityGroup.ID).To(Equal(c.workerSG))
+	Expect(back.Spec.ControlPlaneEndpoint).To(Equal(osc.Spec.ControlPlaneEndpoint))
+	for m := range osms {
+		got := &infrav1beta1.OpenStackMachine{}
+		Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: m}, got)).To(Succeed())
+		Expect(got.Status.Ready).To(BeTrue(), m)
+		Expect(ptr.Deref(got.Status.InstanceID, "")).To(Equal(c.servers[m]))
+		Expect(ptr.Deref(got.Spec.ProviderID, "")).To(Equal("openstack:///" + c.servers[m]))
+		// CAPO v0.14 reads a machine's ports and resolved spec from its
+		// OpenStackServer only (controllers/openstackserver_controller.go),
+		// where this provider keeps them.
+		oss := &infrav1alpha1.OpenStackServer{}
+		Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: m}, oss)).To(Succeed())
+		Expect(ptr.Deref(oss.Status.InstanceID, "")).To(Equal(c.servers[m]))
+		Expect(oss.Status.Resources).NotTo(BeNil(), m)
+		Expect(oss.Status.Resources.Ports).To(Equal([]infrav1.PortStatus{{ID: c.serverPorts[m]}}))
+		Expect(oss.Status.Resolved).NotTo(BeNil(), m)
+		Expect(oss.Status.Resolved.ImageID).To(Equal(fx.imageID))
+		Expect(oss.Status.Resolved.Ports).To(HaveLen(1))
+		Expect(oss.Status.Resolved.Ports[0].Name).To(Equal(m + "-0"))
+	}
+	f, err := floatingips.Get(ctx, direct.network, c.fipID).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(f.PortID).To(Equal(c.vipPortID), "the API floating IP stays on the load balancer's VIP")
+
+	// Delete: machines first (CAPI deletes Machines, then the Cluster),
+	// then the cluster; nothing may be left, CAPO's floating IP included.
+	proxy.Reset()
+	start = time.Now()
+	for m := range osms {
+		Expect(cl.Delete(ctx, &infrav1.OpenStackMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: m}})).To(Succeed())
+	}
+	Expect(cl.Delete(ctx, hub)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(hub), hub))
+	}, 3*wait, 500*time.Millisecond).Should(BeTrue(), func() string {
+		return "the OpenStackCluster was not deleted: Deleting " + condition(hub, clusterv1.DeletingCondition)
+	})
+	t.Logf("deleted in %s with %d OpenStack calls (%d writes)", time.Since(start).Round(time.Millisecond), proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite))
+	expectNoClusterLeftovers(t, ns, name)
+	Eventually(func() bool {
+		_, err := floatingips.Get(ctx, direct.network, c.fipID).Extract()
+		return gophercloud.ResponseCodeIs(err, 404)
+	}, wait, time.Second).Should(BeTrue(), "CAPO's API floating IP %s was not released", c.fip)
+	cleaned = true
+}
