@@ -131,6 +131,41 @@ func TestRollback(t *testing.T) {
 	waitEvents(t, mapiNS, name, ContainElements(HaveField("Reason", migration.EventCAPIPaused)))
 }
 
+// TestRollbackOutOfSync: a rollback requested while the MAPI side does not
+// mirror the CAPI one's current generation (the reverse conversion refuses
+// readiness gates, which MAPI machines do not have) waits with
+// WaitingForSynchronization and the conversion's field path, and changes
+// nothing: Cluster API stays authoritative and unpaused. Once the CAPI
+// MachineSet can be mirrored again, the rollback runs.
+func TestRollbackOutOfSync(t *testing.T) {
+	g := NewWithT(t)
+	name := startMAPI(t)
+	switchToCAPI(t, name)
+	h := watchHistory(t, name)
+	update(t, &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: name}}, func(ms *clusterv1.MachineSet) {
+		ms.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "Example"}}
+	})
+	setSpecAuthority(t, name, mapiAPI)
+	g.Eventually(func(g Gomega) {
+		ms := getMS(g, name)
+		c := authority.FindCondition(ms.Status.Conditions, authority.MigratedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(authority.ReasonWaitingForSync))
+		g.Expect(c.Message).To(ContainSubstring("readinessGates"))
+	}).WithTimeout(timeout).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(getMS(g, name).Status.AuthoritativeAPI).To(Equal(capiAPI))
+		g.Expect(capiPaused(g, name)).To(BeFalse())
+	}).WithTimeout(2 * time.Second).Should(Succeed())
+
+	update(t, &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: name}}, func(ms *clusterv1.MachineSet) {
+		ms.Spec.Template.Spec.ReadinessGates = nil
+	})
+	waitAuthority(t, name, mapiAPI, authority.ReasonReached)
+	g.Expect(capiPaused(g, name)).To(BeTrue())
+	h.checkNeverBothActive(t)
+}
+
 // TestCancel: while Migrating (the MAPI side has not said Paused yet), spec
 // set back to MachineAPI goes straight back; the CAPI side was never
 // unpaused.
