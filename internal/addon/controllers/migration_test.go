@@ -93,18 +93,7 @@ func TestSwitchOutOfSync(t *testing.T) {
 		ms.Spec.Template.Spec.ProviderSpec.Value.Raw = []byte(`{"kind":"OpenstackProviderSpec","flavor":3}`)
 		ms.Spec.AuthoritativeAPI = capiAPI
 	})
-	g.Eventually(func(g Gomega) {
-		ms := getMS(g, name)
-		c := authority.FindCondition(ms.Status.Conditions, authority.MigratedCondition)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Reason).To(Equal(authority.ReasonWaitingForSync))
-		g.Expect(c.Severity).To(Equal(mapiv1beta1.ConditionSeverityWarning))
-		g.Expect(c.Message).To(ContainSubstring("providerSpec.value.flavor"))
-	}).WithTimeout(timeout).Should(Succeed())
-	g.Consistently(func(g Gomega) {
-		g.Expect(getMS(g, name).Status.AuthoritativeAPI).To(Equal(mapiAPI))
-		g.Expect(capiPaused(g, name)).To(BeTrue())
-	}).WithTimeout(2 * time.Second).Should(Succeed())
+	expectWaitingForSync(t, name, "providerSpec.value.flavor", mapiAPI)
 
 	update(t, &mapiv1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: mapiNS, Name: name}}, func(ms *mapiv1beta1.MachineSet) {
 		ms.Spec.Template.Spec.ProviderSpec.Value.Raw = newMachineSet(t, name, openStackSpec()).Spec.Template.Spec.ProviderSpec.Value.Raw
@@ -112,6 +101,26 @@ func TestSwitchOutOfSync(t *testing.T) {
 	waitAuthority(t, name, capiAPI, authority.ReasonReached)
 	g.Eventually(func(g Gomega) { g.Expect(capiPaused(g, name)).To(BeFalse()) }).WithTimeout(timeout).Should(Succeed())
 	h.checkNeverBothActive(t)
+}
+
+// expectWaitingForSync waits until a switch asked for is held with Migrated
+// WaitingForSynchronization (a warning naming field), then checks that it
+// changes nothing for a while: authority stays current, and the CAPI side
+// stays paused exactly when the Machine API is authoritative.
+func expectWaitingForSync(t testing.TB, name, field string, current mapiv1beta1.MachineAuthority) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		c := authority.FindCondition(getMS(g, name).Status.Conditions, authority.MigratedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(authority.ReasonWaitingForSync))
+		g.Expect(c.Severity).To(Equal(mapiv1beta1.ConditionSeverityWarning))
+		g.Expect(c.Message).To(ContainSubstring(field))
+	}).WithTimeout(timeout).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(getMS(g, name).Status.AuthoritativeAPI).To(Equal(current))
+		g.Expect(capiPaused(g, name)).To(Equal(current == mapiAPI))
+	}).WithTimeout(2 * time.Second).Should(Succeed())
 }
 
 // TestRollback: ClusterAPI back to MachineAPI. Once the MAPI side mirrors
@@ -146,17 +155,7 @@ func TestRollbackOutOfSync(t *testing.T) {
 		ms.Spec.Template.Spec.ReadinessGates = []clusterv1.MachineReadinessGate{{ConditionType: "Example"}}
 	})
 	setSpecAuthority(t, name, mapiAPI)
-	g.Eventually(func(g Gomega) {
-		ms := getMS(g, name)
-		c := authority.FindCondition(ms.Status.Conditions, authority.MigratedCondition)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Reason).To(Equal(authority.ReasonWaitingForSync))
-		g.Expect(c.Message).To(ContainSubstring("readinessGates"))
-	}).WithTimeout(timeout).Should(Succeed())
-	g.Consistently(func(g Gomega) {
-		g.Expect(getMS(g, name).Status.AuthoritativeAPI).To(Equal(capiAPI))
-		g.Expect(capiPaused(g, name)).To(BeFalse())
-	}).WithTimeout(2 * time.Second).Should(Succeed())
+	expectWaitingForSync(t, name, "readinessGates", capiAPI)
 
 	update(t, &clusterv1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: name}}, func(ms *clusterv1.MachineSet) {
 		ms.Spec.Template.Spec.ReadinessGates = nil
