@@ -40,6 +40,10 @@ func main() {
 
 func run(in io.Reader, out io.Writer) (bool, error) {
 	outputs := map[key]*strings.Builder{}
+	// Tests that started and have not ended: when go test kills a package
+	// (its -timeout, a panic in another goroutine), they get no pass or fail
+	// event of their own, and the panic that names them lands in their output.
+	running := map[key]bool{}
 	var (
 		passed, skipped, failedTests int
 		failed                       bool
@@ -62,6 +66,8 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 		}
 		k := key{e.Package, e.Test}
 		switch e.Action {
+		case "run":
+			running[k] = true
 		case "output":
 			b := outputs[k]
 			if b == nil {
@@ -70,6 +76,7 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 			}
 			b.WriteString(e.Output)
 		case "pass":
+			delete(running, k)
 			if e.Test == "" {
 				pkgs[e.Package], pkgElapsed[e.Package] = "ok", e.Elapsed
 				continue
@@ -78,6 +85,7 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 			fmt.Fprintf(out, "PASS  %-60s %s (%.2fs)\n", short(e.Package), e.Test, e.Elapsed)
 			delete(outputs, k)
 		case "skip":
+			delete(running, k)
 			if e.Test == "" {
 				pkgs[e.Package] = "no tests"
 				continue
@@ -88,8 +96,10 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 			fmt.Fprintf(out, "SKIP  %-60s %s: %s\n", short(e.Package), e.Test, reason)
 		case "fail":
 			failed = true
+			delete(running, k)
 			if e.Test == "" {
 				pkgs[e.Package], pkgElapsed[e.Package] = "FAIL", e.Elapsed
+				failedTests += unfinished(out, running, outputs, e.Package)
 				if b := outputs[k]; b != nil {
 					fmt.Fprintf(out, "----- output of package %s -----\n%s", e.Package, b.String())
 				}
@@ -104,6 +114,9 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return true, err
+	}
+	if n := unfinished(out, running, outputs, ""); n > 0 {
+		failed, failedTests = true, failedTests+n
 	}
 
 	names := make([]string, 0, len(pkgs))
@@ -123,6 +136,32 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 		fmt.Fprintln(out, "  skipped:", s)
 	}
 	return failed, nil
+}
+
+// unfinished reports, as failures with their output, the tests of pkg (of
+// every package when pkg is empty) that started and never ended, and forgets
+// them. It returns how many there were.
+func unfinished(out io.Writer, running map[key]bool, outputs map[key]*strings.Builder, pkg string) int {
+	var ks []key
+	for k := range running {
+		if pkg == "" || k.pkg == pkg {
+			ks = append(ks, k)
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if ks[i].pkg != ks[j].pkg {
+			return ks[i].pkg < ks[j].pkg
+		}
+		return ks[i].test < ks[j].test
+	})
+	for _, k := range ks {
+		delete(running, k)
+		fmt.Fprintf(out, "FAIL  %-60s %s (did not finish: the package was stopped)\n", short(k.pkg), k.test)
+		if b := outputs[k]; b != nil {
+			fmt.Fprintf(out, "----- output of %s -----\n%s-----\n", k.test, b.String())
+		}
+	}
+	return len(ks)
 }
 
 func short(pkg string) string {
