@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -30,6 +31,9 @@ import (
 //     bastion): flavor and flavorID become flavor.filter.name and flavor.id
 //     (flavorID wins); ports[].disablePortSecurity becomes
 //     ports[].enablePortSecurity (inverted).
+//   - An absent apiServerLoadBalancer is no load balancer in CAPO's
+//     v1beta1, and becomes managedLoadBalancer.enabled: false (absent in
+//     v1beta2 means one when Octavia is in the catalog).
 //   - Conditions are converted in place: v1beta1's severity is dropped and
 //     observedGeneration set to the object's generation; an empty reason
 //     becomes NoReasonReported. Going back, status.ready is true when the
@@ -110,6 +114,12 @@ func clusterDown(src *infrav1.OpenStackCluster, dst *OpenStackCluster) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	if err := clusterSpecDown(&src.Spec, &dst.Spec); err != nil {
 		return err
+	}
+	// An absent managedLoadBalancer is one when Octavia is in the catalog,
+	// which v1beta1 cannot say; v1beta1 gets what it came to: enabled when
+	// there is a load balancer. The annotation keeps the absence.
+	if (src.Spec.APIServer == nil || src.Spec.APIServer.ManagedLoadBalancer == nil) && src.Status.APIServerLoadBalancer != nil {
+		dst.Spec.APIServerLoadBalancer = &APIServerLoadBalancer{Enabled: ptr.To(true)}
 	}
 	return clusterStatusDown(&src.Status, &dst.Status)
 }
@@ -245,22 +255,24 @@ func clusterSpecUp(src *OpenStackClusterSpec, dst *infrav1.OpenStackClusterSpec)
 		}
 	}
 	dst.EnableExternalNetwork = not(src.DisableExternalNetwork)
-	if src.APIServerLoadBalancer != nil || src.DisableAPIServerFloatingIP != nil || src.APIServerFloatingIP != nil ||
-		src.APIServerFixedIP != nil || src.APIServerPort != nil {
-		dst.APIServer = &infrav1.APIServer{
-			EnableFloatingIP: not(src.DisableAPIServerFloatingIP),
-			FloatingIP:       copyString(src.APIServerFloatingIP),
-			FixedIP:          copyString(src.APIServerFixedIP),
+	dst.APIServer = &infrav1.APIServer{
+		EnableFloatingIP: not(src.DisableAPIServerFloatingIP),
+		FloatingIP:       copyString(src.APIServerFloatingIP),
+		FixedIP:          copyString(src.APIServerFixedIP),
+	}
+	if src.APIServerPort != nil {
+		dst.APIServer.Port = ptr.To(*src.APIServerPort)
+	}
+	if src.APIServerLoadBalancer != nil {
+		dst.APIServer.ManagedLoadBalancer = &infrav1.ManagedLoadBalancer{}
+		if err := copyByName(dst.APIServer.ManagedLoadBalancer, src.APIServerLoadBalancer); err != nil {
+			return err
 		}
-		if src.APIServerPort != nil {
-			dst.APIServer.Port = ptr.To(*src.APIServerPort)
-		}
-		if src.APIServerLoadBalancer != nil {
-			dst.APIServer.ManagedLoadBalancer = &infrav1.ManagedLoadBalancer{}
-			if err := copyByName(dst.APIServer.ManagedLoadBalancer, src.APIServerLoadBalancer); err != nil {
-				return err
-			}
-		}
+	} else {
+		// CAPO: no apiServerLoadBalancer, no load balancer. In v1beta2
+		// an absent managedLoadBalancer means one whenever Octavia is in
+		// the catalog, so say it.
+		dst.APIServer.ManagedLoadBalancer = &infrav1.ManagedLoadBalancer{Enabled: ptr.To(false)}
 	}
 	if src.ManagedSecurityGroups != nil {
 		dst.ManagedSecurityGroups = &infrav1.ManagedSecurityGroups{}
@@ -312,9 +324,10 @@ func clusterSpecDown(src *infrav1.OpenStackClusterSpec, dst *OpenStackClusterSpe
 		if a.Port != nil {
 			dst.APIServerPort = ptr.To(*a.Port)
 		}
-		if a.ManagedLoadBalancer != nil {
+		// enabled: false alone is CAPO's absent apiServerLoadBalancer.
+		if m := a.ManagedLoadBalancer; m != nil && !apiequality.Semantic.DeepEqual(*m, infrav1.ManagedLoadBalancer{Enabled: ptr.To(false)}) {
 			dst.APIServerLoadBalancer = &APIServerLoadBalancer{}
-			if err := copyByName(dst.APIServerLoadBalancer, a.ManagedLoadBalancer); err != nil {
+			if err := copyByName(dst.APIServerLoadBalancer, m); err != nil {
 				return err
 			}
 		}

@@ -75,9 +75,10 @@ func TestFuzzyConversion(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name+"/spoke-hub-spoke", func(t *testing.T) {
 			f := utilconversion.GetFuzzer(s)
-			for range n {
+			for i := range n {
 				before := k.spoke()
 				f.Fill(before)
+				shapeLoadBalancer(before, i)
 				hub := k.hub()
 				if err := before.ConvertTo(hub); err != nil {
 					t.Fatal(err)
@@ -96,9 +97,10 @@ func TestFuzzyConversion(t *testing.T) {
 		})
 		t.Run(k.name+"/hub-spoke-hub", func(t *testing.T) {
 			f := utilconversion.GetFuzzer(s)
-			for range n {
+			for i := range n {
 				before := k.hub()
 				f.Fill(before)
+				shapeLoadBalancer(before, i)
 				spoke := k.spoke()
 				if err := spoke.ConvertFrom(before.DeepCopyObject().(conversion.Hub)); err != nil {
 					t.Fatal(err)
@@ -137,6 +139,7 @@ var (
 		{"status.bastion.resolved", "v1beta2 keeps it on the bastion's OpenStackServer"},
 		{"status.bastion.resources", "v1beta2 keeps it on the bastion's OpenStackServer"},
 		{"spec.flavor", "flavorID wins over flavor"},
+		{"spec.apiServerLoadBalancer", "enabled: false alone is written as no apiServerLoadBalancer, which CAPO reads the same"},
 		{"spec.providerID", "an empty providerID is none in v1beta2"},
 	}
 	hubLosses = []loss{
@@ -147,6 +150,7 @@ var (
 		{"status.initialization.provisioned", "false and unset are one in v1beta1"},
 		{"status.nodeInfo", "an empty nodeInfo is no nodeInfo in v1beta1"},
 		{"spec.template.metadata", "no v1beta1 field"},
+		{"spec.apiServer.managedLoadBalancer", "absent (one when Octavia is in the catalog) has no v1beta1 spelling: enabled when the status has a load balancer, else none"},
 		{"spec.apiServer", "an apiServer without any field is none in v1beta1"},
 		{"spec.managedNetwork", "a managedNetwork without any field is none in v1beta1"},
 		{"spec.managedRouter", "a managedRouter without externalIPs is none in v1beta1"},
@@ -184,9 +188,10 @@ func TestConversionLosesOnlyDocumentedFields(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			f := utilconversion.GetFuzzer(s, int32Range)
 			check := func(from, to func() any, there, back func(any, any) error, allowed []loss, direction string) {
-				for range n {
+				for i := range n {
 					before := from()
 					f.Fill(before)
+					shapeLoadBalancer(before, i)
 					mid, after := to(), from()
 					if err := there(before, mid); err != nil {
 						t.Fatal(err)
@@ -314,16 +319,32 @@ func TestMapping(t *testing.T) {
 			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"enableFloatingIP":false,"floatingIP":"1.2.3.4","fixedIP":"10.0.0.5","port":6444,"managedLoadBalancer":{"enabled":true,"additionalPorts":[22],"allowedCIDRs":["0.0.0.0/0"],"provider":"ovn","flavor":"lb.small","availabilityZone":"az1","monitor":{"delay":5,"timeout":3,"maxRetries":2,"maxRetriesDown":1}}}},"status":{}}`},
 		{name: "network, router, external network", kind: "OpenStackCluster",
 			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"networkMTU":1450,"disablePortSecurity":true,"disableExternalNetwork":false,"externalRouterIPs":[{"fixedIP":"172.24.4.10","subnet":{"filter":{"name":"public-subnet"}}}]},"status":{"ready":false}}`,
-			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"managedNetwork":{"mtu":1450,"enablePortSecurity":false},"enableExternalNetwork":true,"managedRouter":{"externalIPs":[{"fixedIP":"172.24.4.10","subnet":{"filter":{"name":"public-subnet"}}}]}},"status":{}}`},
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false}},"managedNetwork":{"mtu":1450,"enablePortSecurity":false},"enableExternalNetwork":true,"managedRouter":{"externalIPs":[{"fixedIP":"172.24.4.10","subnet":{"filter":{"name":"public-subnet"}}}]}},"status":{}}`},
 		{name: "security group rules", kind: "OpenStackCluster",
 			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"managedSecurityGroups":{"allowAllInClusterTraffic":false,"allNodesSecurityGroupRules":[{"name":"bgp","direction":"ingress","etherType":"IPv4","portRangeMin":179,"portRangeMax":179,"protocol":"tcp","remoteManagedGroups":["controlplane","worker"]}],"workerNodesSecurityGroupRules":[{"name":"np","direction":"ingress","portRangeMin":30000,"portRangeMax":32767,"protocol":"tcp"}]}},"status":{"ready":false}}`,
-			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"managedSecurityGroups":{"allowAllInClusterTraffic":false,"clusterNodesSecurityGroupRules":[{"name":"bgp","direction":"ingress","etherType":"IPv4","portRangeMin":179,"portRangeMax":179,"protocol":"tcp","remoteManagedGroups":["controlplane","worker"]}],"workerNodesSecurityGroupRules":[{"name":"np","direction":"ingress","portRangeMin":30000,"portRangeMax":32767,"protocol":"tcp"}]}},"status":{}}`},
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false}},"managedSecurityGroups":{"allowAllInClusterTraffic":false,"clusterNodesSecurityGroupRules":[{"name":"bgp","direction":"ingress","etherType":"IPv4","portRangeMin":179,"portRangeMax":179,"protocol":"tcp","remoteManagedGroups":["controlplane","worker"]}],"workerNodesSecurityGroupRules":[{"name":"np","direction":"ingress","portRangeMin":30000,"portRangeMax":32767,"protocol":"tcp"}]}},"status":{}}`},
 		{name: "bastion with a machine spec", kind: "OpenStackCluster",
 			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"bastion":{"enabled":true,"availabilityZone":"az1","floatingIP":"172.24.4.9","spec":{"flavor":"m1.small","image":{"filter":{"name":"cirros"}},"sshKeyName":"k","ports":[{"disablePortSecurity":true}]}}},"status":{"ready":false}}`,
-			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"bastion":{"enabled":true,"availabilityZone":"az1","floatingIP":"172.24.4.9","spec":{"flavor":{"filter":{"name":"m1.small"}},"image":{"filter":{"name":"cirros"}},"sshKeyName":"k","ports":[{"enablePortSecurity":false}]}}},"status":{}}`},
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false}},"bastion":{"enabled":true,"availabilityZone":"az1","floatingIP":"172.24.4.9","spec":{"flavor":{"filter":{"name":"m1.small"}},"image":{"filter":{"name":"cirros"}},"sshKeyName":"k","ports":[{"enablePortSecurity":false}]}}},"status":{}}`},
 		{name: "cluster status", kind: "OpenStackCluster",
 			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"}},"status":{"ready":true,"initialization":{"provisioned":true},"apiServerLoadBalancer":{"name":"lb","id":"1","ip":"172.24.4.3","internalIP":"10.6.0.3"},"failureDomains":{"az2":{"controlPlane":true},"az1":{"attributes":{"a":"b"}}},"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"Ready"}]}}`,
-			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"}},"status":{"initialization":{"provisioned":true},"apiServerManagedLoadBalancer":{"name":"lb","id":"1","ip":"172.24.4.3","internalIP":"10.6.0.3"},"failureDomains":[{"name":"az1","controlPlane":false,"attributes":{"a":"b"}},{"name":"az2","controlPlane":true}],"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"Ready","observedGeneration":3,"message":""}]}}`},
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false}}},"status":{"initialization":{"provisioned":true},"apiServerManagedLoadBalancer":{"name":"lb","id":"1","ip":"172.24.4.3","internalIP":"10.6.0.3"},"failureDomains":[{"name":"az1","controlPlane":false,"attributes":{"a":"b"}},{"name":"az2","controlPlane":true}],"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"Ready","observedGeneration":3,"message":""}]}}`},
+		// CAPO's cluster-template-without-lb: no apiServerLoadBalancer is
+		// no load balancer, in CAPO's v1beta1 and v1beta2 alike.
+		{name: "no load balancer", kind: "OpenStackCluster",
+			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"disableAPIServerFloatingIP":true},"status":{"ready":false}}`,
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"enableFloatingIP":false,"managedLoadBalancer":{"enabled":false}}},"status":{}}`},
+		{name: "no load balancer in a template", kind: "OpenStackClusterTemplate",
+			v1beta1: `{"spec":{"template":{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"}}}}}`,
+			v1beta2: `{"spec":{"template":{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false}}}}}}`},
+		// Written as absent going back, which CAPO reads the same; the
+		// annotation keeps the spelling.
+		{name: "load balancer enabled: false", kind: "OpenStackCluster", annotations: true, upOnly: true,
+			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServerLoadBalancer":{"enabled":false}},"status":{"ready":false}}`,
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false}}},"status":{}}`},
+		{name: "load balancer enabled: false with a field", kind: "OpenStackCluster",
+			v1beta1: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServerLoadBalancer":{"enabled":false,"provider":"ovn"}},"status":{"ready":false}}`,
+			v1beta2: `{"spec":{"identityRef":{"type":"Secret","name":"c","cloudName":"o"},"apiServer":{"managedLoadBalancer":{"enabled":false,"provider":"ovn"}}},"status":{}}`},
 		{name: "flavor by name, ports", kind: "OpenStackMachine",
 			v1beta1: `{"spec":{"flavor":"m1.small","image":{"id":"6e3b1b4c-6c2a-4a38-9f1e-6a1f1b0b7a11"},"ports":[{"network":{"filter":{"name":"n"}},"disablePortSecurity":false,"propagateUplinkStatus":true,"tags":["a"]}],"rootVolume":{"sizeGiB":20,"type":"ssd","availabilityZone":{"from":"Machine"}}},"status":{"ready":false}}`,
 			v1beta2: `{"spec":{"flavor":{"filter":{"name":"m1.small"}},"image":{"id":"6e3b1b4c-6c2a-4a38-9f1e-6a1f1b0b7a11"},"ports":[{"network":{"filter":{"name":"n"}},"enablePortSecurity":true,"propagateUplinkStatus":true,"tags":["a"]}],"rootVolume":{"sizeGiB":20,"type":"ssd","availabilityZone":{"from":"Machine"}}},"status":{}}`},
@@ -443,3 +464,99 @@ func TestSpecChangeWins(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestAbsentManagedLoadBalancer: v1beta2's absent managedLoadBalancer (a
+// load balancer whenever Octavia is in the catalog) has no v1beta1
+// spelling. Read at v1beta1 it is what it came to, so that CAPO, after a
+// switch back, keeps a load balancer this provider made; converted up
+// again, the annotation gives the absence back.
+func TestAbsentManagedLoadBalancer(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status infrav1.OpenStackClusterStatus
+		want   *APIServerLoadBalancer
+	}{
+		{"with a load balancer", infrav1.OpenStackClusterStatus{APIServerLoadBalancer: &infrav1.LoadBalancer{Name: "lb", ID: "1", IP: "172.24.4.3"}}, &APIServerLoadBalancer{Enabled: ptrTo(true)}},
+		{"without", infrav1.OpenStackClusterStatus{}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hub := &infrav1.OpenStackCluster{Status: c.status}
+			hub.Spec.IdentityRef.Name = "c"
+			spoke := &OpenStackCluster{}
+			if err := spoke.ConvertFrom(hub.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+			if !apiequality.Semantic.DeepEqual(spoke.Spec.APIServerLoadBalancer, c.want) {
+				t.Errorf("v1beta1 apiServerLoadBalancer %+v, want %+v", spoke.Spec.APIServerLoadBalancer, c.want)
+			}
+			back := &infrav1.OpenStackCluster{}
+			if err := spoke.ConvertTo(back); err != nil {
+				t.Fatal(err)
+			}
+			if back.Spec.APIServer != nil {
+				t.Errorf("v1beta2 apiServer %+v after the round trip, want none", back.Spec.APIServer)
+			}
+			// Without the annotation (as CAPO would write it), v1beta1's
+			// meaning holds.
+			spoke.SetAnnotations(nil)
+			if err := spoke.ConvertTo(back); err != nil {
+				t.Fatal(err)
+			}
+			got := back.Spec.APIServer.ManagedLoadBalancer
+			if got == nil || *got.Enabled != (c.want != nil) {
+				t.Errorf("v1beta2 managedLoadBalancer %+v, want enabled: %v", got, c.want != nil)
+			}
+		})
+	}
+	t.Run("template", func(t *testing.T) {
+		hub := &infrav1.OpenStackClusterTemplate{}
+		hub.Spec.Template.Spec.IdentityRef.Name = "c"
+		spoke := &OpenStackClusterTemplate{}
+		if err := spoke.ConvertFrom(hub.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+		if spoke.Spec.Template.Spec.APIServerLoadBalancer != nil {
+			t.Errorf("v1beta1 apiServerLoadBalancer %+v, want none", spoke.Spec.Template.Spec.APIServerLoadBalancer)
+		}
+		back := &infrav1.OpenStackClusterTemplate{}
+		if err := spoke.ConvertTo(back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Spec.Template.Spec.APIServer != nil {
+			t.Errorf("v1beta2 apiServer %+v after the round trip, want none", back.Spec.Template.Spec.APIServer)
+		}
+	})
+}
+
+// shapeLoadBalancer gives every third fuzzed cluster or cluster template no
+// load balancer block, and every third one enabled: false alone: the
+// spellings the conversion treats apart, which the filler seldom makes.
+func shapeLoadBalancer(obj any, i int) {
+	var spoke **APIServerLoadBalancer
+	var hub **infrav1.APIServer
+	switch o := obj.(type) {
+	case *OpenStackCluster:
+		spoke = &o.Spec.APIServerLoadBalancer
+	case *OpenStackClusterTemplate:
+		spoke = &o.Spec.Template.Spec.APIServerLoadBalancer
+	case *infrav1.OpenStackCluster:
+		hub = &o.Spec.APIServer
+	case *infrav1.OpenStackClusterTemplate:
+		hub = &o.Spec.Template.Spec.APIServer
+	default:
+		return
+	}
+	switch {
+	case spoke != nil && i%3 == 0:
+		*spoke = nil
+	case spoke != nil && i%3 == 1:
+		*spoke = &APIServerLoadBalancer{Enabled: ptrTo(false)}
+	case hub != nil && i%3 == 0 && *hub != nil:
+		(*hub).ManagedLoadBalancer = nil
+	case hub != nil && i%3 == 1:
+		if *hub == nil {
+			*hub = &infrav1.APIServer{}
+		}
+		(*hub).ManagedLoadBalancer = &infrav1.ManagedLoadBalancer{Enabled: ptrTo(false)}
+	}
+}

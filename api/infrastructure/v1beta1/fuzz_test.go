@@ -28,6 +28,7 @@ func FuzzConversionRoundTrip(f *testing.F) {
 		if int(which)/len(kinds)%2 == 0 {
 			before := k.spoke()
 			filler.Fill(before)
+			shapeLoadBalancer(before, int(seed%3))
 			hub := k.hub()
 			if err := before.ConvertTo(hub); err != nil {
 				t.Fatal(err)
@@ -44,6 +45,7 @@ func FuzzConversionRoundTrip(f *testing.F) {
 		}
 		before := k.hub()
 		filler.Fill(before)
+		shapeLoadBalancer(before, int(seed%3))
 		spoke := k.spoke()
 		if err := spoke.ConvertFrom(before.DeepCopyObject().(conversion.Hub)); err != nil {
 			t.Fatal(err)

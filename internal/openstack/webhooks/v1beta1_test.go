@@ -364,6 +364,28 @@ func TestV1beta1ThroughAPIServer(t *testing.T) {
 	g.Expect(hub.Spec.ExternalNetwork.ID).To(HaveValue(Equal(fixtureVars["OPENSTACK_EXTERNAL_NETWORK_ID"])))
 	g.Expect(hub.Spec.ManagedSubnets).To(Equal([]infrav1.SubnetSpec{{CIDR: "10.6.0.0/24", DNSNameservers: []string{"192.0.2.53"}}}))
 
+	// CAPO's template without a load balancer has no
+	// apiServerLoadBalancer, which is none in CAPO; v1beta2 says so, and
+	// v1beta1 reads back as written.
+	withoutLB := 0
+	for _, o := range fixtureObjects(t, "v0.14.7_templates_cluster-template-without-lb.yaml", nil) {
+		if o.GetKind() != "OpenStackCluster" {
+			continue
+		}
+		o.SetNamespace(ns)
+		o.SetName("without-lb")
+		g.Expect(cl.Create(ctx, o)).To(Succeed())
+		noLB := &infrav1.OpenStackCluster{}
+		g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(o), noLB)).To(Succeed())
+		g.Expect(noLB.Spec.APIServer.ManagedLoadBalancer).To(Equal(&infrav1.ManagedLoadBalancer{Enabled: ptr.To(false)}))
+		noLBv1beta1 := &infrav1beta1.OpenStackCluster{}
+		g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(o), noLBv1beta1)).To(Succeed())
+		g.Expect(noLBv1beta1.Spec.APIServerLoadBalancer).To(BeNil())
+		g.Expect(noLBv1beta1.Annotations).NotTo(HaveKey(infrav1beta1.ConversionDataAnnotation))
+		withoutLB++
+	}
+	g.Expect(withoutLB).To(Equal(1), "OpenStackClusters in the without-lb template")
+
 	// CAPO writes its status at v1beta1: ready, a failure-domain map,
 	// conditions with severities and a failure message.
 	spoke := &infrav1beta1.OpenStackCluster{}
