@@ -8,7 +8,9 @@ package controllers_test
 // events the controllers record. No CAPI, MAPI or OpenStack controller
 // runs: the controllers that acknowledge a pause are played by the
 // stand-ins of standin_test.go, for the whole run; where a test needs
-// anything else of them, it plays it (and says so).
+// anything else of them, it plays it (and says so). The BuildController
+// tests (build_*_test.go) run a BuildController each, with their own
+// flags and stand-ins.
 
 import (
 	"context"
@@ -24,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/ocp-capi/ocp-capi/internal/addon"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
@@ -105,7 +108,13 @@ func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options, work
 		return nil, err
 	}
 	for _, c := range addon.Controllers(opts) {
-		if err := c.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: workers}); err != nil {
+		co := manager.ControllerOptions{MaxConcurrentReconciles: workers}
+		if c.Name == buildcontroller.ControllerName {
+			// Each BuildController test runs its own, with its own flags
+			// (build_helpers_test.go); this one watches none of their pools.
+			co.WatchFilterValue = "addon-suite"
+		}
+		if err := c.Setup(ctx, mgr, co); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", c.Name, err)
 		}
 	}

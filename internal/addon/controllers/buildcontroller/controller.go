@@ -12,7 +12,6 @@ package buildcontroller
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -114,12 +113,6 @@ type Reconciler struct {
 	// MachineOSBuilds (OpenShift 4.19 and later): without them only the
 	// label drives pools (set by SetupWithManager).
 	machineOSAPI bool
-
-	// Counters, for the benchmark and for tests.
-	reconciles, completed, failures, conflicts atomic.Int64
-	// lastFailure is the text of the last error Reconcile returned, for
-	// tests.
-	lastFailure atomic.Value
 }
 
 // NewReconciler validates opts and builds a reconciler on mgr's clients.
@@ -136,12 +129,16 @@ func NewReconciler(mgr ctrl.Manager, opts Options, watchFilter string) (*Reconci
 	if err != nil {
 		return nil, err
 	}
+	registry := opts.Registry
+	if registry == nil {
+		registry = &HTTPRegistry{Timeout: opts.APITimeout}
+	}
 	return &Reconciler{
 		Client:           newBoundedClient(mgr.GetClient(), opts.APITimeout),
 		APIReader:        newBoundedReader(mgr.GetAPIReader(), opts.APITimeout),
 		Recorder:         mgr.GetEventRecorder("build-controller"),
 		Backend:          backend,
-		Registry:         &HTTPRegistry{Timeout: opts.APITimeout},
+		Registry:         registry,
 		Options:          opts,
 		WatchFilterValue: watchFilter,
 	}, nil

@@ -52,6 +52,11 @@ type Options struct {
 	// then fails the reconcile, which controller-runtime retries with
 	// backoff, instead of holding a worker until the process ends.
 	APITimeout time.Duration
+
+	// Registry, when set, replaces the registry client (an HTTPRegistry
+	// bounded by APITimeout). It is no flag: the envtest suite plays the
+	// registry through it (internal/addon/controllers/build_registry_test.go).
+	Registry Registry
 }
 
 // DefaultAPITimeout is the default --build-api-timeout: far above what a

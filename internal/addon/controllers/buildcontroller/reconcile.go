@@ -17,25 +17,18 @@ import (
 
 // Reconcile reads the pool, decides, writes what differs, and returns.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.reconciles.Add(1)
-	defer r.completed.Add(1)
 	res, err := r.reconcile(ctx, req)
 	if err != nil && ctx.Err() != nil {
 		// Shutdown: the work stops here; the next leader starts over from
 		// what the API server holds (names are deterministic).
 		ctrl.LoggerFrom(ctx).V(1).Info("Reconcile interrupted by shutdown", "error", err.Error())
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, nil //nolint:nilerr // a shutdown is no reconcile error
 	}
 	if apierrors.IsConflict(err) {
 		// The pool changed since the cache gave it to us (often our own
 		// previous write, not yet in the cache): decide again shortly.
-		r.conflicts.Add(1)
 		ctrl.LoggerFrom(ctx).V(1).Info("Conflict writing the pool; trying again", "error", err.Error())
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	if err != nil {
-		r.failures.Add(1)
-		r.lastFailure.Store(err.Error())
 	}
 	return res, err
 }

@@ -1,4 +1,4 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"context"
@@ -11,16 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 
 // spec is how cmd/addon-manager wires the controller (see
 // docs/addon/build-controller.md).
-func spec(opts *Options) manager.Spec {
+func spec(opts *buildcontroller.Options) manager.Spec {
 	return manager.Spec{
 		Name:        "addon-manager",
-		AddToScheme: append([]func(*runtime.Scheme) error{clusterv1.AddToScheme}, AddToScheme...),
-		Controllers: []manager.Controller{Controller(opts)},
+		AddToScheme: append([]func(*runtime.Scheme) error{clusterv1.AddToScheme}, buildcontroller.AddToScheme...),
+		Controllers: []manager.Controller{buildcontroller.Controller(opts)},
 		ExtraFlags:  opts.AddFlags,
 	}
 }
@@ -29,7 +30,7 @@ func spec(opts *Options) manager.Spec {
 // manager, --help lists them, and an invalid value stops the manager with a
 // message naming the flag.
 func TestManagerWiring(t *testing.T) {
-	opts := DefaultOptions()
+	opts := buildcontroller.DefaultOptions()
 	out := captureStdout(t, func() {
 		if err := manager.Run(context.Background(), spec(&opts), []string{"--help"}); err != nil {
 			t.Fatal(err)
@@ -50,7 +51,7 @@ func TestManagerWiring(t *testing.T) {
 	if err := os.WriteFile(path, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts = DefaultOptions()
+	opts = buildcontroller.DefaultOptions()
 	err = manager.Run(context.Background(), spec(&opts), []string{"--kubeconfig", path,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--build-backend=pod"})
 	if err == nil || !strings.Contains(err.Error(), "--build-backend") {

@@ -1,4 +1,4 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"testing"
@@ -15,11 +15,6 @@ import (
 	buildv1 "github.com/ocp-capi/ocp-capi/internal/consumed/build/v1"
 	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 )
-
-func init() {
-	SetDefaultEventuallyTimeout(60 * time.Second)
-	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-}
 
 // TestHappyPath: pending → running → success → annotation with digest; the
 // build's objects are removed.
@@ -47,7 +42,7 @@ func TestHappyPath(t *testing.T) {
 		h.g.Expect(h.getPool(pool).Annotations).To(HaveKeyWithValue(osbuild.NewestImageEquivalentConfigAnnotation, config))
 		h.g.Eventually(func() []string { return h.buildNames(pool) }).Should(BeEmpty())
 		h.g.Eventually(func() []string { return h.configMapNames(pool) }).Should(BeEmpty())
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -114,7 +109,7 @@ func TestFailure(t *testing.T) {
 			return len(objs) == 1 && objs[0].GetUID() != old
 		}).Should(BeTrue())
 		h.waitCondition(pool, osbuild.ConditionBuildPending, osbuild.ReasonPending)
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -165,7 +160,7 @@ func TestTimeout(t *testing.T) {
 		h.g.Expect(h.image(pool)).To(BeEmpty())
 		h.g.Expect(h.trueCondition(pool)).To(Equal(osbuild.ConditionBuildFailed + "/" + osbuild.ReasonTimeout))
 		h.g.Expect(h.buildNames(pool)).To(Equal([]string{build.GetName()}))
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -234,7 +229,7 @@ func TestConfigChangeMidBuild(t *testing.T) {
 		h.g.Expect(h.image(pool)).To(Equal(repo + "@" + digest('b')))
 		h.g.Expect(h.getPool(pool).Annotations).To(HaveKeyWithValue(osbuild.NewestImageEquivalentConfigAnnotation, b))
 		h.g.Eventually(func() []string { return h.buildNames(pool) }).Should(BeEmpty())
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -277,7 +272,7 @@ func TestOptOut(t *testing.T) {
 		h.g.Expect(env.Client.Delete(h.ctx, p)).To(Succeed())
 		h.g.Eventually(func() []string { return h.buildNames(other) }).Should(BeEmpty())
 		h.g.Eventually(func() []string { return h.configMapNames(other) }).Should(BeEmpty())
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -294,12 +289,12 @@ func TestRestartAdoptsRunningBuild(t *testing.T) {
 		h.setRunning(build)
 		h.waitCondition(pool, osbuild.ConditionBuilding, osbuild.ReasonRunning)
 		first.stop(t) // returns once every reconcile has returned
-		h.g.Expect(first.r.failures.Load()).To(BeZero(), "shutdown is clean")
+		h.g.Expect(first.failures()).To(BeEmpty(), "shutdown is clean")
 
 		second := h.start()
 		// Show the new controller has looked at the pool: touch it.
 		h.patchPool(pool, func(p *mcfgv1.MachineConfigPool) { p.Labels["touched"] = "yes" })
-		h.g.Eventually(func() int64 { return second.r.reconciles.Load() }).Should(BeNumerically(">", 0))
+		h.g.Eventually(func() int64 { return second.reconciles(t) }).Should(BeNumerically(">", 0))
 		objs := h.buildObjects(pool)
 		h.g.Expect(objs).To(HaveLen(1))
 		h.g.Expect(objs[0].GetUID()).To(Equal(build.GetUID()), "the running build is adopted, not replaced")
@@ -307,8 +302,8 @@ func TestRestartAdoptsRunningBuild(t *testing.T) {
 		h.setSucceeded(build, digest('a'))
 		h.waitCondition(pool, osbuild.ConditionBuildSuccess, osbuild.ReasonBuildSucceeded)
 		h.g.Expect(h.image(pool)).To(Equal(repo + "@" + digest('a')))
-		h.g.Expect(second.creates.Load()).To(BeZero(), "adoption creates nothing")
-		h.g.Expect(second.r.failures.Load()).To(BeZero())
+		h.g.Expect(second.creates()).To(BeZero(), "adoption creates nothing")
+		h.g.Expect(second.failures()).To(BeEmpty())
 	})
 }
 
@@ -337,7 +332,7 @@ func TestRetention(t *testing.T) {
 		// c is current; b is the one retained; a is gone with its ConfigMap.
 		h.g.Eventually(func() []string { return h.buildNames(pool) }).Should(ConsistOf(builds[1].GetName(), builds[2].GetName()))
 		h.g.Eventually(func() []string { return h.configMapNames(pool) }).Should(HaveLen(2))
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -363,7 +358,7 @@ func TestAbandonedConfigMapsAreRemoved(t *testing.T) {
 // TestSteadyStateWritesNothing: once the image is published, reconciles
 // (pool touched, inputs touched, resync) write nothing; a pool that never
 // opted in is never written.
-func TestSteadyStateWritesNothing(t *testing.T) {
+func TestBuildSteadyStateWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
 		h.inputs()
 		config := h.machineConfig("a")
@@ -377,31 +372,26 @@ func TestSteadyStateWritesNothing(t *testing.T) {
 
 		// Let the controller settle, then count.
 		h.settle(rc)
-		writes := rc.writes.Load()
-		before := rc.r.reconciles.Load()
+		writes := rc.writes()
+		before := rc.reconciles(h.t)
 		h.patchPool(pool, func(p *mcfgv1.MachineConfigPool) { p.Labels["touched"] = "1" })
 		h.patchPool(plain, func(p *mcfgv1.MachineConfigPool) { p.Labels["touched"] = "1" })
 		cm := &corev1.ConfigMap{}
 		h.g.Expect(env.Client.Get(h.ctx, client.ObjectKey{Namespace: h.ns, Name: osbuild.OSImageURLConfigMapName}, cm)).To(Succeed())
 		cm.Labels = map[string]string{"touched": "1"}
 		h.g.Expect(env.Client.Update(h.ctx, cm)).To(Succeed())
-		h.g.Eventually(func() int64 { return rc.r.reconciles.Load() - before }).Should(BeNumerically(">=", 3))
+		h.g.Eventually(func() int64 { return rc.reconciles(h.t) - before }).Should(BeNumerically(">=", 3))
 		h.settle(rc)
-		h.g.Expect(rc.writes.Load()).To(Equal(writes), "steady state writes nothing")
+		h.g.Expect(rc.writes()).To(Equal(writes), "steady state writes nothing")
 		h.g.Expect(h.getPool(plain).Status.Conditions).To(BeEmpty())
 		h.g.Expect(h.getPool(plain).Annotations).NotTo(HaveKey(osbuild.DesiredOSImageAnnotation))
 	})
 }
 
-// settle waits until the controller has no reconcile in progress: the
-// reconcile counters stop moving between two reads of the work queue.
+// settle waits until the controller has no reconcile in progress.
 func (h *harness) settle(rc *runningController) {
 	h.t.Helper()
-	h.g.Eventually(func() bool {
-		a := rc.r.reconciles.Load()
-		done := rc.r.completed.Load()
-		return a == done
-	}).Should(BeTrue())
+	h.g.Eventually(func() bool { return rc.idle(h.t) }).Should(BeTrue())
 }
 
 // TestBackendSwitchSweepsOtherBackend: restarting with the other backend
@@ -559,12 +549,12 @@ func TestMalformedInputs(t *testing.T) {
 					h.g.Expect(msg).To(ContainSubstring(want))
 				}
 				h.g.Expect(h.buildNames(s.pool.Name)).To(BeEmpty())
-				h.g.Expect(rc.r.failures.Load()).To(BeZero(), "an input problem is no reconcile error: no crash loop")
+				h.g.Expect(rc.failures()).To(BeEmpty(), "an input problem is no reconcile error: no crash loop")
 
 				tt.fix(s)
 				h.waitCondition(s.pool.Name, osbuild.ConditionBuildPending, osbuild.ReasonPending)
 				h.g.Expect(h.buildObjects(s.pool.Name)).To(HaveLen(1))
-				h.g.Expect(rc.r.failures.Load()).To(BeZero())
+				h.g.Expect(rc.failures()).To(BeEmpty())
 			})
 		})
 	}

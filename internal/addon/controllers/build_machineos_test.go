@@ -1,4 +1,4 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"context"
@@ -239,7 +239,7 @@ func TestMachineOSConfigStatus(t *testing.T) {
 		h.g.Eventually(func() map[string]string { return h.getPool(pool).Annotations }).ShouldNot(HaveKey(osbuild.DesiredOSImageAnnotation))
 		h.g.Eventually(func() []mcfgv1.MachineConfigPoolCondition { return h.getPool(pool).Status.Conditions }).Should(BeEmpty())
 		h.g.Eventually(h.registry.deletedImages).Should(ContainElements(imgC, imgD))
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero(), "last failure: %v", h.ctrl.r.lastFailure.Load())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty(), "last failure: %v", h.ctrl.lastFailure())
 	})
 }
 
@@ -277,6 +277,6 @@ func TestMachineOSConfigWinsOverLabel(t *testing.T) {
 		h.g.Eventually(func() []string { return names(h.mosbs(pool)) }).Should(BeEmpty())
 		h.setSucceeded(obj, digest('b'))
 		h.g.Eventually(func() string { return h.image(pool) }).Should(Equal(repo + "@" + digest('b')))
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero(), "last failure: %v", h.ctrl.r.lastFailure.Load())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty(), "last failure: %v", h.ctrl.lastFailure())
 	})
 }

@@ -1,4 +1,4 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"context"

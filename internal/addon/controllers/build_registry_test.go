@@ -1,15 +1,16 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"context"
 	"sync"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
 )
 
 // fakeRegistry plays the image registry for the envtest suites: every
 // image a build reports exists until it is deleted. (HTTPRegistry itself
-// is tested against an HTTPS server in registry_test.go; the e2e uses a
+// is tested against an HTTPS server in buildcontroller/registry_test.go; the e2e uses a
 // real registry.)
 type fakeRegistry struct {
 	mu      sync.Mutex
@@ -20,13 +21,13 @@ type fakeRegistry struct {
 
 func newFakeRegistry() *fakeRegistry { return &fakeRegistry{deleted: map[string]bool{}} }
 
-func (f *fakeRegistry) Exists(_ context.Context, ref osbuild.ImageRef, _ RegistryAuth) (bool, error) {
+func (f *fakeRegistry) Exists(_ context.Context, ref osbuild.ImageRef, _ buildcontroller.RegistryAuth) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return !f.deleted[ref.String()], nil
 }
 
-func (f *fakeRegistry) Delete(_ context.Context, ref osbuild.ImageRef, _ RegistryAuth) error {
+func (f *fakeRegistry) Delete(_ context.Context, ref osbuild.ImageRef, _ buildcontroller.RegistryAuth) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.deleted[ref.String()] {

@@ -1,15 +1,24 @@
-package buildcontroller
+package controllers_test
+
+// The BuildController's tests. Each test runs its own BuildController, as
+// addon.Controllers gives it to the addon-manager, with its own flags
+// (backend, build namespace, timeouts), in a manager of its own: a watch
+// filter keeps it to the test's pools, and the suite's add-on manager
+// watches none of them (suite_test.go). The OpenShift build controller and
+// the Job controller are played by the stand-ins of build_standin_test.go,
+// the image registry by build_registry_test.go's.
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
+	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,38 +30,16 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
 	buildv1 "github.com/ocp-capi/ocp-capi/internal/consumed/build/v1"
 	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
+	"github.com/ocp-capi/ocp-capi/internal/manager"
 	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
-
-var env *envtest.Environment
-
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	level := zapcore.Level(1) // errors only: the conditions tell the story
-	if os.Getenv("OCP_CAPI_TEST_VERBOSE") != "" {
-		level = -4
-	}
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(level)))
-	var err error
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
-		fmt.Println("FAIL:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	// A reconcile loop anywhere in the run fails it (docs/testing.md).
-	return env.Guard.Finish(m.Run())
-}
 
 // backends are the two backends every scenario runs against.
 var backends = []string{osbuild.BackendBuild, osbuild.BackendJob}
@@ -77,7 +64,7 @@ type harness struct {
 	ns      string
 	filter  string
 	prefix  string
-	opts    Options
+	opts    buildcontroller.Options
 	// config is the controller's connection to the API server (a test may
 	// wrap its transport).
 	config *rest.Config
@@ -98,13 +85,16 @@ func newHarness(t testing.TB, backend string) *harness {
 		filter: fmt.Sprintf("bt%d", n),
 		prefix: fmt.Sprintf("t%d-%s", n, backend),
 	}
-	h.opts = DefaultOptions()
+	// The waits' bound, reached only on failure, and a quick poll.
+	h.g.SetDefaultEventuallyTimeout(timeout)
+	h.g.SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	h.opts = buildcontroller.DefaultOptions()
 	h.opts.Backend = backend
 	h.opts.Namespace = ns.Name
 	h.opts.FailedRetention = 1
 	h.config = env.Config
 	h.registry = newFakeRegistry()
-	// The build and Job controllers' part (standin_test.go), for both
+	// The build and Job controllers' part (build_standin_test.go), for both
 	// backends: a test may switch backends, and each stand-in only acts on
 	// its own kind.
 	stop, err := startStandIns(ctx, ns.Name)
@@ -119,50 +109,149 @@ func newHarness(t testing.TB, backend string) *harness {
 	return h
 }
 
-// runningController is a manager running the controller.
+// buildControllerName is the name SetupWithManager gives the controller:
+// the label of its controller-runtime metrics.
+const buildControllerName = "machineconfigpool-build"
+
+// runningController is a manager running the controller. What the tests
+// read of it is what anyone outside can see: its API writes (on the wire),
+// the reconcile errors it logs, and controller-runtime's reconcile metrics.
 type runningController struct {
-	r               *Reconciler
-	writes, creates *atomic.Int64
-	cancel          context.CancelFunc
-	done            chan error
+	writeCounter *envtest.WriteCounter
+	errors       *envtest.ReconcileErrors
+	// doneBefore is the metric's count of finished reconciles when the
+	// manager started (the metrics are the process's).
+	doneBefore int64
+	stopFn     func() error
+	stopped    bool
 }
 
-// start runs the controller with h.opts until the test ends or stop.
+// start runs the controller with h.opts until the test ends or stop: the
+// BuildController of addon.Controllers, set up as the addon-manager does.
 func (h *harness) start() *runningController {
 	h.t.Helper()
-	// The controller's writes pass the loop guard.
-	mgr, err := ctrl.NewManager(env.Guard.WrapConfig(h.config), ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	rc := &runningController{writeCounter: &envtest.WriteCounter{}, errors: &envtest.ReconcileErrors{}}
+	// The controller's writes pass the loop guard, and are counted.
+	cfg := env.Guard.WrapConfig(h.config)
+	cfg.Wrap(rc.writeCounter.Wrap)
+	mo := env.ManagerOptions()
+	mo.Logger = logr.New(rc.errors.Sink(envtest.NewLogger().GetSink()))
+	mgr, err := ctrl.NewManager(cfg, mo)
 	h.g.Expect(err).NotTo(HaveOccurred())
-	r, err := NewReconciler(mgr, h.opts, h.filter)
-	h.g.Expect(err).NotTo(HaveOccurred())
-	writes, creates := &atomic.Int64{}, &atomic.Int64{}
-	r.Client = countingClient{Client: r.Client, writes: writes, creates: creates}
-	r.Registry = h.registry
-	ctx, cancel := context.WithCancel(context.Background())
-	h.g.Expect(r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 5})).To(Succeed())
-	rc := &runningController{r: r, writes: writes, creates: creates, cancel: cancel, done: make(chan error, 1)}
-	go func() { rc.done <- mgr.Start(ctx) }()
+	opts := addon.NewOptions()
+	opts.Build = h.opts
+	opts.Build.Registry = h.registry
+	var setup bool
+	for _, c := range addon.Controllers(opts) {
+		if c.Name == buildcontroller.ControllerName {
+			h.g.Expect(c.Setup(h.ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: 5, WatchFilterValue: h.filter})).To(Succeed())
+			setup = true
+		}
+	}
+	h.g.Expect(setup).To(BeTrue(), "addon.Controllers has the BuildController")
+	rc.doneBefore, _ = buildReconcileMetrics(h.t)
+	rc.stopFn = envtest.RunManager(context.Background(), mgr)
 	h.ctrl = rc
 	h.t.Cleanup(func() { rc.stop(h.t) })
 	return rc
 }
 
-// stop cancels the manager's context and waits for it to return.
+// stop stops the manager and waits for it to return.
 func (rc *runningController) stop(t testing.TB) {
 	t.Helper()
-	if rc.cancel == nil {
+	if rc.stopped {
 		return
 	}
-	rc.cancel()
-	rc.cancel = nil
-	if err := <-rc.done; err != nil {
+	rc.stopped = true
+	if err := rc.stopFn(); err != nil {
 		t.Errorf("manager: %v", err)
 	}
+}
+
+// reconciles is the number of reconciles finished since the start.
+func (rc *runningController) reconciles(t testing.TB) int64 {
+	done, _ := buildReconcileMetrics(t)
+	return done - rc.doneBefore
+}
+
+// idle reports whether no reconcile is in progress.
+func (rc *runningController) idle(t testing.TB) bool {
+	_, active := buildReconcileMetrics(t)
+	return active == 0
+}
+
+// failures are the errors its reconciles returned (logged by
+// controller-runtime as "Reconciler error"; pools are cluster-scoped).
+func (rc *runningController) failures() []string { return rc.errors.In("") }
+
+// lastFailure is the last of them, or "".
+func (rc *runningController) lastFailure() string {
+	f := rc.failures()
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+// writes counts the controller's API writes: creates, updates, patches and
+// deletes, not the Events it records.
+func (rc *runningController) writes() int64 {
+	var n int64
+	for k, v := range rc.writeCounter.Breakdown() {
+		if !strings.HasPrefix(k, "409 ") && !isEventWrite(k) {
+			n += int64(v)
+		}
+	}
+	return n
+}
+
+// creates counts the objects it created (Events aside).
+func (rc *runningController) creates() int64 {
+	var n int64
+	for k, v := range rc.writeCounter.Breakdown() {
+		if strings.HasPrefix(k, "POST ") && !isEventWrite(k) {
+			n += int64(v)
+		}
+	}
+	return n
+}
+
+// isEventWrite reports whether a WriteCounter kind ("POST events") is an
+// Event's.
+func isEventWrite(kind string) bool { return strings.HasSuffix(kind, " events") }
+
+func isBuildController(m *dto.Metric) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == "controller" && l.GetValue() == buildControllerName {
+			return true
+		}
+	}
+	return false
+}
+
+// buildReconcileMetrics reads controller-runtime's metrics of the
+// BuildController: the reconciles finished (every result) and the workers
+// in a reconcile now. Only one BuildController runs at a time.
+func buildReconcileMetrics(t testing.TB) (done, active int64) {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("reading the metrics: %v", err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if !isBuildController(m) {
+				continue
+			}
+			switch f.GetName() {
+			case "controller_runtime_reconcile_total":
+				done += int64(m.GetCounter().GetValue())
+			case "controller_runtime_active_workers":
+				active += int64(m.GetGauge().GetValue())
+			}
+		}
+	}
+	return done, active
 }
 
 const (
@@ -508,57 +597,6 @@ func isGone(obj client.Object) bool {
 	cur := obj.DeepCopyObject().(client.Object)
 	err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), cur)
 	return apierrors.IsNotFound(err) || (err == nil && !cur.GetDeletionTimestamp().IsZero())
-}
-
-// countingClient counts the controller's API writes.
-type countingClient struct {
-	client.Client
-	writes, creates *atomic.Int64
-}
-
-func (c countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.writes.Add(1)
-	c.creates.Add(1)
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.writes.Add(1)
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.writes.Add(1)
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.writes.Add(1)
-	return c.Client.Delete(ctx, obj, opts...)
-}
-
-func (c countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	c.writes.Add(1)
-	return c.Client.DeleteAllOf(ctx, obj, opts...)
-}
-
-func (c countingClient) Status() client.SubResourceWriter {
-	return countingStatus{SubResourceWriter: c.Client.Status(), writes: c.writes}
-}
-
-type countingStatus struct {
-	client.SubResourceWriter
-	writes *atomic.Int64
-}
-
-func (c countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	c.writes.Add(1)
-	return c.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func (c countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	c.writes.Add(1)
-	return c.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // finish plays the builder finishing obj with digest d, tolerating an

@@ -1,4 +1,4 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/buildcontroller"
 	osbuild "github.com/ocp-capi/ocp-capi/internal/addon/internal/osbuild"
 	mcfgv1 "github.com/ocp-capi/ocp-capi/internal/consumed/machineconfiguration/v1"
 )
@@ -65,7 +66,7 @@ func TestRebuildRules(t *testing.T) {
 		h.g.Expect(h.history(pool)).To(Equal([]string{imgA, imgB}))
 
 		// An image gone from the registry is built again.
-		h.g.Expect(h.registry.Delete(h.ctx, mustRef(h, imgB), RegistryAuth{})).To(Succeed())
+		h.g.Expect(h.registry.Delete(h.ctx, mustRef(h, imgB), buildcontroller.RegistryAuth{})).To(Succeed())
 		h.setPoolConfig(pool, b)
 		h.setSucceeded(h.waitBuildFor(pool, b), digest('c'))
 		h.g.Eventually(func() string { return h.image(pool) }).Should(Equal(repo + "@" + digest('c')))
@@ -75,7 +76,7 @@ func TestRebuildRules(t *testing.T) {
 		h.setSucceeded(h.waitBuildFor(pool, b), digest('d'))
 		h.g.Eventually(func() string { return h.image(pool) }).Should(Equal(repo + "@" + digest('d')))
 		h.g.Eventually(func() map[string]string { return h.getPool(pool).Annotations }).ShouldNot(HaveKey(osbuild.RebuildAnnotation))
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -118,7 +119,7 @@ func TestImagePruning(t *testing.T) {
 		h.patchPool(pool, func(p *mcfgv1.MachineConfigPool) { delete(p.Labels, osbuild.LayeringEnabledLabel) })
 		h.g.Eventually(h.registry.deletedImages).Should(Equal([]string{repo + "@" + digest('a'), repo + "@" + digest('c')}))
 		h.g.Eventually(func() map[string]string { return h.getPool(pool).Annotations }).ShouldNot(HaveKey(osbuild.ImageHistoryAnnotation))
-		h.g.Expect(h.ctrl.r.failures.Load()).To(BeZero())
+		h.g.Expect(h.ctrl.failures()).To(BeEmpty())
 	})
 }
 
@@ -158,5 +159,5 @@ func TestTwentyChanges(t *testing.T) {
 	// One build object per image-changing config, none for the others: the
 	// controller created 1 + 3 builds (the first config's and the three).
 	t.Logf("20 MachineConfig changes, 3 touching the image: %d builds (plus the first image)", builds)
-	h.g.Expect(h.ctrl.creates.Load()).To(BeNumerically("==", 2*(1+3)), "ConfigMap + build object per build")
+	h.g.Expect(h.ctrl.creates()).To(BeNumerically("==", 2*(1+3)), "ConfigMap + build object per build")
 }

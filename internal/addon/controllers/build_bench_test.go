@@ -1,4 +1,4 @@
-package buildcontroller
+package controllers_test
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func benchmarkPools(b *testing.B, backend string) {
 			h.machineConfigFor(i, n)
 		}
 		h.settle(rc)
-		r0, w0 := rc.r.reconciles.Load(), rc.writes.Load()
+		r0, w0 := rc.reconciles(h.t), rc.writes()
 		b.StartTimer()
 
 		changed := make(map[string]time.Time, len(pools))
@@ -92,8 +92,8 @@ func benchmarkPools(b *testing.B, backend string) {
 
 		b.StopTimer()
 		h.settle(rc)
-		reconciles += rc.r.reconciles.Load() - r0
-		writes += rc.writes.Load() - w0
+		reconciles += rc.reconciles(h.t) - r0
+		writes += rc.writes() - w0
 		mu.Lock()
 		for k, t0 := range changed {
 			latencies = append(latencies, created[k].Sub(t0))
@@ -113,7 +113,7 @@ func benchmarkPools(b *testing.B, backend string) {
 	b.ReportMetric(pct(0.99), "change-to-build-p99-ms")
 	b.ReportMetric(pct(1), "change-to-build-max-ms")
 	b.ReportMetric(0, "ns/op") // one op is 100 builds played by hand: not meaningful
-	h.g.Expect(rc.r.failures.Load()).To(BeZero())
+	h.g.Expect(rc.failures()).To(BeEmpty())
 }
 
 func (h *harness) machineConfigName(pool, gen int) string {
