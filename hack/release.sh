@@ -18,7 +18,7 @@
 # Every provider's metadata.yaml lists the release series recorded in the
 # root metadata.yaml, plus VERSION's series when it is a new one.
 #
-# Variables: VERSION (v0.1.0), IMAGE_REGISTRY (ocp-capi.local), IMAGE_TAG ($VERSION),
+# Variables: VERSION (v0.2.0), IMAGE_REGISTRY (ocp-capi.local), IMAGE_TAG ($VERSION),
 # OUT (out), CERT_MANAGER_URL / CERT_MANAGER_VERSION (unset: the local cert-manager rendered by
 # hack/tools/cert-manager/render.sh, or clusterctl's default download if that fails or
 # CERT_MANAGER_LOCAL=0).
@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 # The version the tree's kustomizations and charts/ are written for.
-DEFAULT_VERSION=v0.1.0
+DEFAULT_VERSION=v0.2.0
 DEFAULT_REGISTRY=ocp-capi.local
 
 VERSION=${VERSION:-$DEFAULT_VERSION}
@@ -193,9 +193,10 @@ cmd_release() {
   [ -d "$capi_dir/core/config/default" ] || die "sigs.k8s.io/cluster-api $capi_version is not in the module cache: run 'go mod download sigs.k8s.io/cluster-api'"
 
   # Everything but the images (make images), which take minutes to build and
-  # do not depend on the release's files.
+  # do not depend on the release's files, and the previous release
+  # (make previous-release), which the upgrade e2e suite installs.
   mkdir -p "$OUT"
-  find "$OUT" -mindepth 1 -maxdepth 1 ! -name images -exec rm -rf {} +
+  find "$OUT" -mindepth 1 -maxdepth 1 ! -name images ! -name previous -exec rm -rf {} +
   local key dir type name label file chart prefix ns image alias enabled desc dest x providers=""
   while IFS='|' read -r key dir type name label file chart prefix ns image alias enabled desc; do
     [ -n "$key" ] || continue

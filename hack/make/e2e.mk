@@ -46,6 +46,9 @@ E2E_RELEASE ?= 1
 # The version of our providers the suites install: the one make release and
 # make images build (VERSION when given, else hack/release.sh's default).
 E2E_RELEASE_VERSION ?= $(IMAGE_VERSION)
+# The previous release, which the upgrade suite installs and upgrades from
+# (make previous-release; hack/previous-release.sh records its commit).
+E2E_PREVIOUS_DIR ?= $(E2E_RELEASE_DIR)/previous
 # Ginkgo focus/skip regular expressions, e.g. E2E_FOCUS='Quick start'.
 E2E_FOCUS ?=
 E2E_SKIP ?=
@@ -53,6 +56,10 @@ E2E_TIMEOUT ?= 90m
 # E2E_KEEP=1 leaves the e2e management clusters running after the suites.
 E2E_KEEP ?=
 E2E_GO_TEST_FLAGS ?= -count=1 -v
+
+.PHONY: previous-release
+previous-release: $(BIN)/kustomize $(BIN)/helm $(BIN)/imgbuild ## Build the previous release (a recorded commit's release files and manager images) into E2E_PREVIOUS_DIR, for the upgrade e2e suite.
+	PREVIOUS_OUT=$(abspath $(E2E_PREVIOUS_DIR)) IMAGE_REGISTRY=$(IMAGE_REGISTRY) hack/previous-release.sh
 
 .PHONY: test-e2e e2e-mgmt-up e2e-mgmt-down e2e-prereqs
 e2e-prereqs: test-tools node-prereqs $(BIN)/mgmt $(BIN)/clusterctl $(BIN)/imgbuild $(if $(filter 1,$(E2E_RELEASE)),release images)
