@@ -129,13 +129,32 @@ func isWrite(c openstackproxy.Call) bool {
 
 func notIdentity(c openstackproxy.Call) bool { return c.Service != openstackproxy.ServiceIdentity }
 
+// settled waits until the last passes of provisioning are over: a quiet
+// spell with no OpenStack call and no write of obj. A fixed pause was not
+// enough on a loaded machine, where a queued pass then ran inside the
+// measured window. A controller that never goes quiet fails here, naming
+// what it kept calling. It returns obj's resourceVersion.
+func settled(t *testing.T, obj client.Object) string {
+	t.Helper()
+	const quiet = 3 * time.Second
+	var rv string
+	Eventually(func(g Gomega) {
+		get(t, obj)(g)
+		before, calls := obj.GetResourceVersion(), proxy.CountFunc(notIdentity)
+		time.Sleep(quiet)
+		get(t, obj)(g)
+		g.Expect(obj.GetResourceVersion()).To(Equal(before), "%s was written", obj.GetName())
+		g.Expect(proxy.CountFunc(notIdentity)).To(Equal(calls), "OpenStack calls went on:\n%s", proxy.Summary())
+		rv = before
+	}, 2*wait, time.Millisecond).Should(Succeed())
+	return rv
+}
+
 // steadyResync pokes a settled object and returns the OpenStack calls and
 // writes its reconcile made; it fails if the controller wrote the object.
 func steadyResync(t *testing.T, obj client.Object) (calls, writes int) {
 	t.Helper()
-	time.Sleep(4 * time.Second) // let the last passes of provisioning settle
-	get(t, obj)(NewWithT(t))
-	rv := obj.GetResourceVersion()
+	rv := settled(t, obj)
 	proxy.Reset()
 	annotateToReconcile(t, obj)
 	poked := obj.GetResourceVersion()
