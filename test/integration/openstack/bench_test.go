@@ -337,7 +337,7 @@ func startBenchManager(b *testing.B) func() {
 
 // buildManager builds bin/infrastructure-manager into a temporary
 // directory, as `make` would, without -race.
-func buildManager(b *testing.B) string {
+func buildManager(b testing.TB) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "infrastructure-manager")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/infrastructure-manager")
@@ -356,13 +356,19 @@ type subprocessManager struct {
 	done chan error
 }
 
-func startSubprocessManager(b *testing.B, bin string) *subprocessManager {
+func startSubprocessManager(b testing.TB, bin string) *subprocessManager {
 	b.Helper()
-	dir := b.TempDir()
 	kubeconfig, err := env.KubeConfig()
 	if err != nil {
 		b.Fatal(err)
 	}
+	return startSubprocessManagerWith(b, bin, kubeconfig)
+}
+
+// startSubprocessManagerWith starts the manager with the given kubeconfig.
+func startSubprocessManagerWith(b testing.TB, bin string, kubeconfig []byte) *subprocessManager {
+	b.Helper()
+	dir := b.TempDir()
 	kcPath := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
 		b.Fatal(err)
@@ -432,7 +438,7 @@ func (m *subprocessManager) peakMiB(b *testing.B) float64 {
 
 // stop ends the manager with SIGTERM (a graceful shutdown), and kills it
 // if it does not stop in 30 s.
-func (m *subprocessManager) stop(b *testing.B) {
+func (m *subprocessManager) stop(b testing.TB) {
 	b.Helper()
 	select {
 	case err := <-m.done:
@@ -477,7 +483,7 @@ func loadAverage() string {
 }
 
 // freeLocalAddress is a loopback address with a port nothing listens on.
-func freeLocalAddress(b *testing.B) string {
+func freeLocalAddress(b testing.TB) string {
 	b.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/test/chaos"
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
 
@@ -54,10 +55,10 @@ func TestFaultStorm(t *testing.T) {
 	startManager(t)
 	seed := testSeed(t)
 	t.Logf("fault storm: seed %d (OCP_CAPI_TEST_SEED replays it)", seed)
-	rows := []stormRow{
-		stormRound(t, "no faults", fx.prefix+"-calm", 0, seed),
-		stormRound(t, fmt.Sprintf("%.0f%% faults", stormRate*100), fx.prefix+"-storm", stormRate, seed),
-	}
+	var rows []stormRow
+	t.Cleanup(func() { recordFaultStorm(t, rows, seed) })
+	rows = append(rows, stormRound(t, "no faults", fx.prefix+"-calm", 0, seed))
+	rows = append(rows, stormRound(t, fmt.Sprintf("%.0f%% faults", stormRate*100), fx.prefix+"-storm", stormRate, seed))
 	table := stormTable(rows)
 	t.Logf("fault storm summary (seed %d):\n%s", seed, table)
 	fmt.Printf("\nFAULT STORM SUMMARY (seed %d)\n%s\n", seed, table)
@@ -216,4 +217,32 @@ func stormTable(rows []stormRow) string {
 			100*float64(rows[1].calls-rows[0].calls)/float64(max(rows[0].calls, 1)))
 	}
 	return b.String()
+}
+
+// recordFaultStorm writes the storm's row of the summary table (test/chaos)
+// from the rounds that finished: the faulted round against the calm one.
+func recordFaultStorm(t *testing.T, rows []stormRow, seed int64) {
+	row := chaos.Row{Scenario: "fault storm", Result: "pass",
+		Objects: "1 cluster (managed network, load balancer, bastion), 3 control-plane machines; a calm round, then a faulted one"}
+	if t.Failed() || len(rows) != 2 {
+		row.Result = "FAIL"
+	}
+	if len(rows) == 2 {
+		calm, storm := rows[0], rows[1]
+		kinds := make([]string, 0, len(storm.byKind))
+		for k, n := range storm.byKind {
+			kinds = append(kinds, fmt.Sprintf("%d × %s", n, k))
+		}
+		sort.Strings(kinds)
+		row.Faults = fmt.Sprintf("%.0f%% of OpenStack requests: %d (%s)", stormRate*100, storm.faults, strings.Join(kinds, ", "))
+		row.Converge = fmt.Sprintf("create → Ready %s, delete → gone %s (calm: %s, %s)", storm.ready.Round(time.Second),
+			storm.gone.Round(time.Second), calm.ready.Round(time.Second), calm.gone.Round(time.Second))
+		row.Duplicates = calm.duplicates + storm.duplicates
+		row.Leftovers = calm.leftovers + storm.leftovers
+		row.Notes = fmt.Sprintf("seed %d; %d calls against %d calm (%+.0f%%); %d requests inside a Retry-After (after %d 429s)",
+			seed, storm.calls, calm.calls, 100*float64(storm.calls-calm.calls)/float64(max(calm.calls, 1)), storm.earlyAfter429, storm.retryGates)
+	}
+	if err := chaos.Record(row); err != nil {
+		t.Error(err)
+	}
 }
