@@ -347,7 +347,9 @@ func TestDeleteClusterWithBrokenBastion(t *testing.T) {
 		get(t, oss)(g)
 		c := capiconditions.Get(oss, infrav1.ReferencesResolvedCondition)
 		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		// On a failure, say where the server stands, not just the status.
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "ReferencesResolved: %s; Ready: %s",
+			condition(oss, infrav1.ReferencesResolvedCondition), condition(oss, infrav1.ReadyCondition))
 		g.Expect(c.Reason).To(Equal(infrav1.NotFoundReason))
 		g.Expect(c.Message).To(ContainSubstring("no-such-image"))
 	}, wait, 500*time.Millisecond).Should(Succeed())
