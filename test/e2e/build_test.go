@@ -85,6 +85,8 @@ var _ = Describe("BuildController (add-on), Job backend with buildah and a regis
 		run("bash", filepath.Join(root, "hack/osbuild/registry.sh"), "up", regDir, port, nodeIP)
 		DeferCleanup(func() { run("bash", filepath.Join(root, "hack/osbuild/registry.sh"), "down", regDir) })
 		user, pass := readTrimmed(filepath.Join(regDir, "user")), readTrimmed(filepath.Join(regDir, "password"))
+		// registry.sh down removes them before the suite's scan.
+		recordSecrets(localenv.RegistrySecrets("registry", user, pass)...)
 		ca := readTrimmed(filepath.Join(regDir, "ca.crt")) + "\n"
 		reg := &registryAPI{base: "https://127.0.0.1:" + port, user: user, pass: pass, ca: ca}
 		registry := nodeIP + ":" + port

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -48,11 +49,26 @@ func useTwinCloudUser(ctx context.Context) {
 	*cloudsYAML = path
 }
 
+// handedOut are credentials that specs made and handed to the managers
+// while they ran (the build registry's), kept here because what holds them
+// is gone by the time the suite scans.
+var handedOut struct {
+	sync.Mutex
+	secrets []localenv.Secret
+}
+
+// recordSecrets adds credentials to those the suite's scan looks for.
+func recordSecrets(secrets ...localenv.Secret) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	handedOut.secrets = append(handedOut.secrets, secrets...)
+}
+
 // knownSecrets are the credentials the suite's clusters were given: every
 // cloud's password and application credential secret in the clouds.yaml
-// the suite hands out (the twin's, useTwinCloudUser), and the build
-// registry's password and auth (the pull and push Secrets' auth is their
-// base64).
+// the suite hands out (the twin's, useTwinCloudUser), and those specs
+// recorded (recordSecrets: the build registry's password, user:password and
+// docker config auth field).
 func knownSecrets() ([]localenv.Secret, error) {
 	data, err := os.ReadFile(*cloudsYAML)
 	if err != nil {
@@ -74,15 +90,9 @@ func knownSecrets() ([]localenv.Secret, error) {
 			}
 		}
 	}
-	// The BuildController spec's registry (hack/osbuild/registry.sh keeps
-	// its random password in the suite's artifacts).
-	reg := filepath.Join(*artifactFolder, "registry")
-	if pass, err := os.ReadFile(filepath.Join(reg, "password")); err == nil {
-		user, _ := os.ReadFile(filepath.Join(reg, "user"))
-		p := strings.TrimSpace(string(pass))
-		out = append(out, localenv.Secret{Name: "registry password", Value: p},
-			localenv.Secret{Name: "registry auth (user:password)", Value: strings.TrimSpace(string(user)) + ":" + p})
-	}
+	handedOut.Lock()
+	out = append(out, handedOut.secrets...)
+	handedOut.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }

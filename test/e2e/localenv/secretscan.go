@@ -18,6 +18,20 @@ type Secret struct {
 	Name, Value string
 }
 
+// RegistrySecrets are the forms of a registry's basic-auth credentials that
+// the scanner is given: the password; "user:password", whose base64 is a
+// docker config's auth field; and that auth field itself, whose base64 is
+// what a dumped pull or push Secret (data is base64 of the docker config)
+// holds, encoded twice.
+func RegistrySecrets(name, user, password string) []Secret {
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	return []Secret{
+		{Name: name + " password", Value: password},
+		{Name: name + " user:password", Value: user + ":" + password},
+		{Name: name + " auth field", Value: auth},
+	}
+}
+
 // MinSecretLength is the shortest value the scanner looks for: a shorter one
 // (the local OpenStack's "demo" password) also occurs as an ordinary word, so
 // a hit would say nothing.

@@ -130,3 +130,44 @@ func TestScanLogFiles(t *testing.T) {
 		t.Errorf("missing directory: %d files, %v", files, err)
 	}
 }
+
+// TestScannerFindsRegistryAuth: the build registry's credentials are found
+// in the forms a pull or push Secret takes: the docker config in a log
+// line, the Secret itself dumped (its data is base64 of that config, so the
+// auth field is encoded twice), and the password alone.
+func TestScannerFindsRegistryAuth(t *testing.T) {
+	const user, pass = "ocp-capi", "0123456789abcdef0123456789abcdef"
+	s := NewScanner(RegistrySecrets("registry", user, pass))
+	if len(s.Skipped()) != 0 || s.Secrets() != 3 {
+		t.Fatalf("Secrets() = %d, Skipped() = %v, want 3 and none", s.Secrets(), s.Skipped())
+	}
+	config := `{"auths":{"10.0.0.1:5000":{"auth":"` + base64.StdEncoding.EncodeToString([]byte(user+":"+pass)) + `"}}}`
+	for pad := range 3 {
+		cfg := strings.Repeat(" ", pad) + config
+		for name, text := range map[string]string{
+			"docker config":         cfg,
+			"Secret as JSON":        `{"kind":"Secret","type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"` + base64.StdEncoding.EncodeToString([]byte(cfg)) + `"}}`,
+			"password in a message": "login to registry with password " + pass + " failed",
+		} {
+			_, findings, err := s.Scan("pod/p", strings.NewReader(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(findings) == 0 {
+				t.Errorf("%s (pad %d): the registry credentials were not found", name, pad)
+			}
+			for _, f := range findings {
+				if strings.Contains(f.String(), pass) {
+					t.Errorf("the finding quotes the password: %s", f)
+				}
+			}
+		}
+	}
+	// Without the auth field as a secret of its own, the dumped Secret
+	// (auth encoded twice) is not found: that form is why it is one.
+	s2 := NewScanner(RegistrySecrets("registry", user, pass)[:2])
+	dumped := base64.StdEncoding.EncodeToString([]byte(config))
+	if _, findings, _ := s2.Scan("pod/p", strings.NewReader(dumped)); len(findings) != 0 {
+		t.Errorf("found the twice-encoded auth without the auth field secret: %v", findings)
+	}
+}
