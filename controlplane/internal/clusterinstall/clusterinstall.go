@@ -149,12 +149,20 @@ type InstallInput struct {
 func AgentClusterInstall(in InstallInput) (hiveextv1beta1.AgentClusterInstallSpec, string, error) {
 	oacp := in.OACP
 	cfg := oacp.Spec.Config
+	workers := int(in.Workers)
+	if oacp.DesiredReplicas() == 1 {
+		// assisted-service makes a single-node cluster only of 1
+		// control-plane and 0 worker agents; with workers it wants a
+		// highly available control plane. The workers of a single-node
+		// control plane join on day 2.
+		workers = 0
+	}
 	spec := hiveextv1beta1.AgentClusterInstallSpec{
 		ClusterDeploymentRef: corev1.LocalObjectReference{Name: oacp.Name},
 		ImageSetRef:          &hivev1.ClusterImageSetReference{Name: in.ImageSet},
 		ProvisionRequirements: hiveextv1beta1.ProvisionRequirements{
 			ControlPlaneAgents: int(oacp.DesiredReplicas()),
-			WorkerAgents:       int(in.Workers),
+			WorkerAgents:       workers,
 		},
 		APIVIPs:            slices.Clone(cfg.APIVIPs),
 		IngressVIPs:        slices.Clone(cfg.IngressVIPs),

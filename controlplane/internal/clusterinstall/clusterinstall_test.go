@@ -389,10 +389,18 @@ func TestAgentClusterInstall(t *testing.T) {
 	}{
 		{desc: "minimal: replicas default 3, no Cluster, platform None", oacp: oacpWith(), want: base},
 		{
-			desc: "replicas and workers", oacp: oacpWith(func(o *controlplanev1.OpenshiftAssistedControlPlane) { o.Spec.Replicas = ptr.To[int32](1) }),
+			desc: "replicas and workers", oacp: oacpWith(func(o *controlplanev1.OpenshiftAssistedControlPlane) { o.Spec.Replicas = ptr.To[int32](5) }),
 			workers: 2,
 			want: with(func(s *hiveextv1beta1.AgentClusterInstallSpec) {
-				s.ProvisionRequirements = hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 1, WorkerAgents: 2}
+				s.ProvisionRequirements = hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 5, WorkerAgents: 2}
+			}),
+		},
+		{
+			// assisted-service's isSNO: 1 control-plane and 0 worker agents.
+			desc: "single node with workers: they join on day 2", oacp: oacpWith(func(o *controlplanev1.OpenshiftAssistedControlPlane) { o.Spec.Replicas = ptr.To[int32](1) }),
+			workers: 2,
+			want: with(func(s *hiveextv1beta1.AgentClusterInstallSpec) {
+				s.ProvisionRequirements = hiveextv1beta1.ProvisionRequirements{ControlPlaneAgents: 1, WorkerAgents: 0}
 			}),
 		},
 		{
