@@ -3,16 +3,21 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/test/framework"
@@ -77,10 +82,13 @@ func (p *workloadProxy) GetWorkloadCluster(ctx context.Context, namespace, name 
 }
 
 // capiSpecCluster is one CAPI spec's cluster on the openstack-agent flavor:
-// its name (chosen here and given to the spec as ClusterName), the
-// namespace the spec made, the workload API server that plays it and what
-// our own quick start checks on it.
+// its name (chosen here and given to the spec as ClusterName, or learned
+// from the namespace for a spec that chooses it), the namespace the spec
+// made, the workload API server that plays it and what our own quick start
+// checks on it.
 type capiSpecCluster struct {
+	// mu guards Name while learnName may still set it.
+	mu        sync.Mutex
 	Name      string
 	Namespace string
 	Proxy     *workloadProxy
@@ -94,6 +102,20 @@ type capiSpecCluster struct {
 // input getter (its BeforeEach).
 func newCAPISpecCluster(prefix string) *capiSpecCluster {
 	return &capiSpecCluster{Name: prefix + "-" + util.RandomString(6), Proxy: newWorkloadProxy(mgmt)}
+}
+
+// newCAPISpecClusterNamedBySpec is newCAPISpecCluster for a spec without a
+// ClusterName input: the cluster's name is learned once the spec applies it
+// (PostNamespaceCreated).
+func newCAPISpecClusterNamedBySpec() *capiSpecCluster {
+	return &capiSpecCluster{Proxy: newWorkloadProxy(mgmt)}
+}
+
+// name is the cluster's name, empty until it is known.
+func (s *capiSpecCluster) name() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Name
 }
 
 // cloudsYAMLB64 is OPENSTACK_CLOUD_YAML_B64 for the templates: the one cloud
@@ -114,7 +136,11 @@ func (s *capiSpecCluster) PostNamespaceCreated(_ framework.ClusterProxy, namespa
 	Expect(err).NotTo(HaveOccurred())
 	before, err := s.OpenStack.All(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(localenv.ClusterResources(before, s.Name, nil)).To(BeEmpty(), "OpenStack resources of a cluster named %s exist before it does", s.Name)
+	// A spec that names its cluster itself names it after no namespace of
+	// ours; the namespace (random, new) is in the name of its network,
+	// subnet, router and security groups (k8s-clusterapi-cluster-<namespace>-<name>).
+	owner := cmp.Or(s.name(), namespace)
+	Expect(localenv.ClusterResources(before, owner, nil)).To(BeEmpty(), "OpenStack resources of %s exist before it does", owner)
 	s.startWorkload(namespace)
 }
 
@@ -132,15 +158,70 @@ func (s *capiSpecCluster) PostNamespaceCreatedMetal3(proxy framework.ClusterProx
 func (s *capiSpecCluster) startWorkload(namespace string) {
 	ctx := suiteCtx
 	s.Namespace = namespace
-	By("Starting the API server that plays workload cluster " + s.Name)
+	By("Starting the API server that plays the workload cluster of namespace " + namespace)
 	var err error
 	s.Workload, err = localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), "")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(s.Workload.Stop()).To(Succeed()) })
+	if s.name() == "" {
+		s.learnName(namespace)
+		return
+	}
 	key := types.NamespacedName{Namespace: namespace, Name: s.Name} // the control plane names the ClusterDeployment after the cluster
 	Expect(sim.SetWorkload(ctx, key, s.Workload)).To(Succeed())
 	DeferCleanup(func() { sim.ForgetWorkload(key) })
 	DeferCleanup(s.Proxy.register(key, s.Workload))
+}
+
+// learnName registers the workload for the cluster that a spec which
+// names its cluster itself applies in namespace: it polls for the Cluster
+// and registers as soon as it exists, long before the simulated
+// installation completes (the servers must boot and their Agents register
+// first). A spec that applies more than one Cluster fails here.
+func (s *capiSpecCluster) learnName(namespace string) {
+	ctx, cancel := context.WithCancel(suiteCtx)
+	done := make(chan struct{})
+	var (
+		key        types.NamespacedName
+		unregister func()
+		failure    error
+	)
+	go func() {
+		defer close(done)
+		failure = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			list := &clusterv1.ClusterList{}
+			if err := mgmt.GetClient().List(ctx, list, client.InNamespace(namespace)); err != nil {
+				return false, nil //nolint:nilerr // the API server may be busy; poll again
+			}
+			switch len(list.Items) {
+			case 0:
+				return false, nil
+			case 1:
+			default:
+				return false, fmt.Errorf("namespace %s holds %d Clusters; the harness plays one", namespace, len(list.Items))
+			}
+			key = client.ObjectKeyFromObject(&list.Items[0])
+			if err := sim.SetWorkload(ctx, key, s.Workload); err != nil {
+				return false, err
+			}
+			unregister = s.Proxy.register(key, s.Workload)
+			s.mu.Lock()
+			s.Name = key.Name
+			s.mu.Unlock()
+			return true, nil
+		})
+	}()
+	DeferCleanup(func() {
+		cancel()
+		<-done
+		if unregister != nil {
+			unregister()
+			sim.ForgetWorkload(key)
+		}
+		if failure != nil && !errors.Is(failure, context.Canceled) {
+			Fail("registering the workload cluster of namespace " + namespace + ": " + failure.Error())
+		}
+	})
 }
 
 // ControlPlaneWaiters replace the spec's KubeadmControlPlane defaults with
@@ -228,9 +309,14 @@ func (s *capiSpecCluster) AfterSpec() {
 		return
 	}
 	ctx := suiteCtx
+	name := s.name()
+	if name == "" { // the spec failed before it applied its cluster
+		expectNoOpenStackLeftovers(ctx, s.OpenStack, s.Namespace, s.Recorded)
+		return
+	}
 	cluster := &clusterv1.Cluster{}
-	err := mgmt.GetClient().Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Name}, cluster)
+	err := mgmt.GetClient().Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, cluster)
 	Expect(client.IgnoreNotFound(err)).To(Succeed())
-	Expect(err).To(HaveOccurred(), "Cluster %s still exists after the spec's cleanup", s.Name)
-	expectNoOpenStackLeftovers(ctx, s.OpenStack, s.Name, s.Recorded)
+	Expect(err).To(HaveOccurred(), "Cluster %s still exists after the spec's cleanup", name)
+	expectNoOpenStackLeftovers(ctx, s.OpenStack, name, s.Recorded)
 }
