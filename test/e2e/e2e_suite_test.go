@@ -89,6 +89,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	e2eConfig = loadE2EConfig(*configPath, *releaseDir, version)
 	useTwinCloudUser(suiteCtx)
+	addTestFlavors(e2eConfig, filepath.Join(*artifactFolder, "flavors"))
 
 	By("Creating the clusterctl repository from the local release " + *releaseDir)
 	clusterctlConfigPath = clusterctl.CreateRepository(suiteCtx, clusterctl.CreateRepositoryInput{
