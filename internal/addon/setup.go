@@ -19,6 +19,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/migration"
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/secretsync"
 	"github.com/ocp-capi/ocp-capi/internal/consumed"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 )
 
@@ -88,8 +89,12 @@ func (o *Options) Validate(mgrNamespace string) error {
 	return nil
 }
 
-// Controllers returns the add-on's controllers.
+// Controllers returns the add-on's controllers. The MachineSet sync and the
+// migration controllers share one stale-cache guard (internal/freshness):
+// they write the same MAPI objects, and a write of one makes the other's
+// cached copy stale.
 func Controllers(o *Options) []manager.Controller {
+	fresh := freshness.New()
 	return []manager.Controller{
 		{
 			Name: "machinesetsync",
@@ -98,7 +103,8 @@ func Controllers(o *Options) []manager.Controller {
 					return err
 				}
 				return (&machinesetsync.Reconciler{
-					Client:           mgr.GetClient(),
+					Client:           fresh.Client(mgr.GetClient()),
+					Freshness:        fresh,
 					Recorder:         mgr.GetEventRecorder("machineset-sync-controller"),
 					MAPINamespace:    o.MAPINamespace,
 					CAPINamespace:    o.CAPINamespace,
@@ -137,8 +143,8 @@ func Controllers(o *Options) []manager.Controller {
 				}).SetupWithManager(ctx, mgr, co.Options())
 			},
 		},
-		migrationController(o, migration.MachineSets),
-		migrationController(o, migration.Machines),
+		migrationController(o, migration.MachineSets, fresh),
+		migrationController(o, migration.Machines, fresh),
 		// The BuildController (internal/addon/controllers/buildcontroller); its flags
 		// are Options.Build.
 		addonbuild.Controller(&o.Build),
@@ -149,7 +155,7 @@ func Controllers(o *Options) []manager.Controller {
 // (internal/addon/controllers/migration).
 // The namespaces are read in Setup, once the flags are parsed: read here,
 // they would be the defaults whatever the flags say.
-func migrationController(o *Options, k migration.Kind) manager.Controller {
+func migrationController(o *Options, k migration.Kind, fresh *freshness.Tracker) manager.Controller {
 	return manager.Controller{
 		Name: strings.ToLower(string(k)) + "migration",
 		Setup: func(ctx context.Context, mgr ctrl.Manager, co manager.ControllerOptions) error {
@@ -158,7 +164,8 @@ func migrationController(o *Options, k migration.Kind) manager.Controller {
 			}
 			r := &migration.Reconciler{
 				Kind: k, MAPINamespace: o.MAPINamespace, CAPINamespace: o.CAPINamespace,
-				Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("migration-controller"), WatchFilterValue: co.WatchFilterValue,
+				Client: fresh.Client(mgr.GetClient()), Freshness: fresh,
+				Recorder: mgr.GetEventRecorder("migration-controller"), WatchFilterValue: co.WatchFilterValue,
 			}
 			return r.SetupWithManager(ctx, mgr, co.Options())
 		},

@@ -115,9 +115,15 @@ func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, w
 }
 
 // applySynchronized writes c, gen and api to ms's status and updates ms
-// with the API server's answer (write.ApplySynchronized says why an apply).
+// with the API server's answer (write.ApplySynchronized says why an apply),
+// recorded in the stale-cache guard: the recording client sees no apply.
 func (r *Reconciler) applySynchronized(ctx context.Context, ms *mapiv1beta1.MachineSet, c mapiv1beta1.Condition, gen int64, api mapiv1beta1.SynchronizedAPI) error {
-	return write.ApplySynchronized(ctx, r.Client, ms, "MachineSet", c, gen, api, ConditionFieldOwner)
+	before := ms.ResourceVersion
+	if err := write.ApplySynchronized(ctx, r.Client, ms, "MachineSet", c, gen, api, ConditionFieldOwner); err != nil {
+		return err
+	}
+	r.Freshness.Wrote(ms, before)
+	return nil
 }
 
 // recordSynchronized records the events of a change of the condition from

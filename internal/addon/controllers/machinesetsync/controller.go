@@ -38,6 +38,7 @@ import (
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 )
 
 // +kubebuilder:rbac:groups=machine.openshift.io,resources=machinesets,verbs=get;list;watch;patch;delete
@@ -71,8 +72,14 @@ const (
 
 // Reconciler syncs MAPI MachineSets to CAPI MachineSets.
 type Reconciler struct {
+	// Client writes through Freshness.Client, so that the writes are
+	// recorded.
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Freshness is the stale-cache guard the add-on's controllers share
+	// (nil: none): the migration controller writes the MAPI MachineSet's
+	// status and pauses the mirror.
+	Freshness *freshness.Tracker
 	// MAPINamespace holds the MAPI MachineSets, CAPINamespace their
 	// mirrors and templates.
 	MAPINamespace, CAPINamespace string
@@ -180,6 +187,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		mirror = nil
+	}
+	if (ms != nil && r.Freshness.Stale(ms)) || (mirror != nil && r.Freshness.Stale(mirror)) {
+		// A copy that a write of the add-on replaced: that write's event
+		// is on its way.
+		return ctrl.Result{RequeueAfter: freshness.Retry}, nil
 	}
 
 	var err error

@@ -38,6 +38,7 @@ import (
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 )
 
 // +kubebuilder:rbac:groups=machine.openshift.io,resources=machinesets;machines,verbs=get;list;watch
@@ -56,9 +57,15 @@ const (
 
 // Reconciler migrates the MAPI objects of one kind.
 type Reconciler struct {
+	// Client writes through Freshness.Client, so that the writes are
+	// recorded.
 	Client   client.Client
 	Recorder events.EventRecorder
-	Kind     Kind
+	// Freshness is the stale-cache guard the add-on's controllers share
+	// (nil: none): the MachineSet sync and this controller write the same
+	// MAPI objects.
+	Freshness *freshness.Tracker
+	Kind      Kind
 	// MAPINamespace holds the MAPI objects, CAPINamespace their partners.
 	MAPINamespace, CAPINamespace string
 	WatchFilterValue             string

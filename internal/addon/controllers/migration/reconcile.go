@@ -15,6 +15,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 	"github.com/ocp-capi/ocp-capi/internal/skeleton"
 )
 
@@ -66,6 +67,11 @@ func (r *Reconciler) readMAPI(ctx context.Context, s *scope) (ctrl.Result, error
 	// Mapped events bypass the For predicate.
 	if r.WatchFilterValue != "" && s.mapi.GetLabels()[clusterv1.WatchLabel] != r.WatchFilterValue {
 		return ctrl.Result{}, skeleton.ErrStop
+	}
+	if r.Freshness.Stale(s.mapi) {
+		// A copy that a write of the add-on replaced: that write's event
+		// is on its way.
+		return ctrl.Result{RequeueAfter: freshness.Retry}, skeleton.ErrStop
 	}
 	s.f = fieldsOf(s.mapi)
 	return ctrl.Result{}, nil
