@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -221,13 +222,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // or, until the migration controller has set it, spec.authoritativeAPI,
 // which defaults to MachineAPI.
 func Authority(ms *mapiv1beta1.MachineSet) mapiv1beta1.MachineAuthority {
-	if a := ms.Status.AuthoritativeAPI; a != "" {
-		return a
-	}
-	if a := ms.Spec.AuthoritativeAPI; a != "" {
-		return a
-	}
-	return mapiv1beta1.MachineAuthorityMachineAPI
+	return authority.Acting(ms.Status.AuthoritativeAPI, ms.Spec.AuthoritativeAPI)
 }
 
 func inNamespace(ns string) predicate.Predicate {

@@ -45,6 +45,7 @@ import (
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -165,13 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // Authority is the API authoritative for m: status.authoritativeAPI, or,
 // until it is set, spec.authoritativeAPI (default MachineAPI).
 func Authority(m *mapiv1beta1.Machine) mapiv1beta1.MachineAuthority {
-	if a := m.Status.AuthoritativeAPI; a != "" {
-		return a
-	}
-	if a := m.Spec.AuthoritativeAPI; a != "" {
-		return a
-	}
-	return mapiv1beta1.MachineAuthorityMachineAPI
+	return authority.Acting(m.Status.AuthoritativeAPI, m.Spec.AuthoritativeAPI)
 }
 
 // errCacheBehind: a create found the object already there.

@@ -42,6 +42,19 @@ const (
 	Migrating  = mapiv1beta1.MachineAuthorityMigrating
 )
 
+// Acting is the API that acts on a resource now: status.authoritativeAPI,
+// or, until the migration controller has set it, spec.authoritativeAPI,
+// which defaults to MachineAPI.
+func Acting(status, spec API) API {
+	if status != "" {
+		return status
+	}
+	if spec != "" {
+		return spec
+	}
+	return MachineAPI
+}
+
 // State is what the migration controller reads of one resource.
 type State struct {
 	// Spec is spec.authoritativeAPI ("" is MachineAPI, the default).

@@ -96,3 +96,20 @@ func TestNeverBothUnpaused(t *testing.T) {
 		}
 	}
 }
+
+// TestActing: status wins once set (Migrating included); before that, spec;
+// a resource from before the migration fields is MachineAPI's.
+func TestActing(t *testing.T) {
+	for _, tc := range []struct{ status, spec, want API }{
+		{"", "", MachineAPI},
+		{"", ClusterAPI, ClusterAPI},
+		{"", MachineAPI, MachineAPI},
+		{MachineAPI, ClusterAPI, MachineAPI},
+		{Migrating, ClusterAPI, Migrating},
+		{ClusterAPI, MachineAPI, ClusterAPI},
+	} {
+		if got := Acting(tc.status, tc.spec); got != tc.want {
+			t.Errorf("Acting(status %q, spec %q) = %q, want %q", tc.status, tc.spec, got, tc.want)
+		}
+	}
+}
