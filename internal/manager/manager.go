@@ -258,7 +258,13 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) ctrl.Options
 		LeaseDuration:                 &leaseDuration,
 		RenewDeadline:                 &renewDeadline,
 		RetryPeriod:                   &retryPeriod,
-		Cache:                         cache.Options{DefaultNamespaces: namespaces, SyncPeriod: &syncPeriod},
+		Cache: cache.Options{
+			DefaultNamespaces: namespaces,
+			SyncPeriod:        &syncPeriod,
+			// managedFields are about half of a cached object's JSON and no
+			// controller reads them; the cache keeps objects without.
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    cfg.WebhookPort,
 			CertDir: cfg.WebhookCertDir,

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -48,6 +50,13 @@ func TestManagerOptions(t *testing.T) {
 			if *opts.Cache.SyncPeriod != cfg.SyncPeriod || *opts.LeaseDuration != cfg.LeaseDuration ||
 				*opts.RenewDeadline != cfg.RenewDeadline || *opts.RetryPeriod != cfg.RetryPeriod {
 				t.Error("durations were not passed through")
+			}
+			obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x",
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate}}}}
+			if opts.Cache.DefaultTransform == nil {
+				t.Error("no cache transform: cached objects keep their managedFields")
+			} else if got, err := opts.Cache.DefaultTransform(obj); err != nil || got.(*corev1.ConfigMap).ManagedFields != nil {
+				t.Errorf("the cache transform kept the managedFields: %v, %v", got, err)
 			}
 			if !opts.LeaderElectionReleaseOnCancel {
 				t.Error("the lease is not released on shutdown")

@@ -60,6 +60,10 @@ type Options struct {
 	// absolute. They are installed calling a webhook server on this machine,
 	// which the test runs with WebhookServerOptions. Default: none.
 	WebhookManifests []string
+	// AuditLogPath, when set, makes the API server write an audit log
+	// there (JSON lines), one entry per request at the Metadata level, at
+	// ResponseComplete: who did what to which object (ReadAuditLog).
+	AuditLogPath string
 }
 
 // Environment is a running API server with the project's CRDs.
@@ -119,6 +123,14 @@ func Start(opts Options) (*Environment, error) {
 	if opts.APIServerPort != 0 {
 		api.Address = "127.0.0.1"
 		api.Port = strconv.Itoa(opts.APIServerPort)
+	}
+	if opts.AuditLogPath != "" {
+		policy := opts.AuditLogPath + ".policy.yaml"
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			return nil, err
+		}
+		api.Configure().Set("audit-policy-file", policy).Set("audit-log-path", opts.AuditLogPath).
+			Set("audit-log-format", "json")
 	}
 	if opts.DataDir != "" {
 		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {

@@ -2,8 +2,10 @@ package envtest
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -12,9 +14,12 @@ import (
 )
 
 // TestStartInstallsAllCRDSets starts the real API server and checks that the
-// three CRD sets (CAPI core, ours, consumed) are established and served.
+// three CRD sets (CAPI core, ours, consumed) are established and served,
+// and that the audit log (Options.AuditLogPath) records its requests.
 func TestStartInstallsAllCRDSets(t *testing.T) {
-	env, err := Start(Options{})
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	begin := time.Now()
+	env, err := Start(Options{AuditLogPath: auditLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +72,30 @@ func TestStartInstallsAllCRDSets(t *testing.T) {
 	got := &corev1.ConfigMap{}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil || got.Data["k"] != "v" {
 		t.Fatalf("read back %v, %v", got.Data, err)
+	}
+
+	// The audit log has the create and the get, the write as a write, and
+	// nothing outside the time asked for.
+	events, err := ReadAuditLog(auditLog, begin, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created, read bool
+	for _, e := range events {
+		if e.ObjectRef == nil || e.ObjectRef.Namespace != ns.Name || e.ObjectRef.Name != "x" && e.Verb != "create" {
+			continue
+		}
+		switch {
+		case e.Verb == "create" && e.Resource() == "configmaps" && e.IsWrite() && e.ResponseStatus != nil && e.ResponseStatus.Code == 201:
+			created = true
+		case e.Verb == "get" && e.Resource() == "configmaps" && !e.IsWrite():
+			read = true
+		}
+	}
+	if !created || !read {
+		t.Errorf("audit log of %d events: ConfigMap create seen %v, get seen %v", len(events), created, read)
+	}
+	if events, err := ReadAuditLog(auditLog, begin.Add(-time.Hour), begin); err != nil || len(events) != 0 {
+		t.Errorf("events before the server started: %d, %v", len(events), err)
 	}
 }
