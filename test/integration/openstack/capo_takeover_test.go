@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
@@ -19,6 +20,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -60,11 +62,14 @@ type capoCloud struct {
 	tags                           []string
 	networkID, subnetID, routerID  string
 	routerIP                       string
-	cpSG, workerSG                 string
+	cpSG, workerSG, bastionSG      string
 	lbID, vip, vipPortID           string
 	fipID, fip                     string
 	extNetID                       string
-	servers, serverPorts, serverIP map[string]string // by machine name
+	servers, serverPorts, serverIP map[string]string // by machine name (and the bastion's)
+	bastion, bastionFIPID          string            // the bastion server's name; its floating IP
+	bastionFIP                     string
+	trunkID, volumeID              string // of the first worker ("" for a cloud without Cinder)
 }
 
 // capoCluster makes, as CAPO v0.14 would, the network, subnet and router
@@ -73,6 +78,11 @@ type capoCloud struct {
 // balancer (<base>-kubeapi; listener, pool and monitor <lb>-<port>) with a
 // floating IP on its VIP, and per machine a port <machine>-0 and a server
 // <machine>; control-plane machines join the pool as <pool>-<machine>.
+// The first worker's port is a trunk parent (the trunk has the port's
+// name), and, when the cloud has Cinder, the worker has an additional
+// volume <machine>-data that CAPO creates before the server. The bastion
+// is the server <cluster>-bastion with its port <cluster>-bastion-0 in the
+// bastion security group, and a floating IP on that port.
 func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, cp, workers []string) *capoCloud {
 	t.Helper()
 	ctx := context.Background()
@@ -112,7 +122,7 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 		tag("security-groups", g.ID)
 		return g.ID
 	}
-	c.cpSG, c.workerSG = sg("controlplane"), sg("worker")
+	c.cpSG, c.workerSG, c.bastionSG = sg("controlplane"), sg("worker"), sg("bastion")
 	rule := func(group, desc string, proto rules.RuleProtocol, min, max int, remoteGroup, prefix string) {
 		_, err := rules.Create(ctx, direct.network, rules.CreateOpts{SecGroupID: group, Description: desc, Direction: rules.DirIngress,
 			EtherType: rules.EtherType4, Protocol: proto, PortRangeMin: min, PortRangeMax: max, RemoteGroupID: remoteGroup, RemoteIPPrefix: prefix}).Extract()
@@ -127,6 +137,7 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 	}
 	rule(c.workerSG, "Node Port Services", rules.ProtocolTCP, 30000, 32767, c.workerSG, "")
 	rule(c.workerSG, "Node Port Services", rules.ProtocolTCP, 30000, 32767, c.cpSG, "")
+	rule(c.bastionSG, "SSH", rules.ProtocolTCP, 22, 22, "", "0.0.0.0/0")
 
 	lbName := c.base + "-kubeapi"
 	lb, err := loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{Name: lbName, Description: c.desc, VipSubnetID: sn.ID, Tags: c.tags}).Extract()
@@ -159,24 +170,50 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 	Expect(err).NotTo(HaveOccurred())
 	c.fipID, c.fip = f.ID, f.FloatingIP
 
-	machine := func(m, sg string) {
+	machine := func(m, sg string, extras bool) {
 		port, err := ports.Create(ctx, direct.network, ports.CreateOpts{Name: m + "-0", Description: c.desc, NetworkID: n.ID,
 			SecurityGroups: &[]string{sg}}).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		tag("ports", port.ID)
 		c.serverPorts[m] = port.ID
 		c.serverIP[m] = port.FixedIPs[0].IPAddress
-		srv, err := servers.Create(ctx, direct.compute, servers.CreateOpts{Name: m, FlavorRef: fx.flavorID, ImageRef: fx.imageID,
-			Networks: []servers.Network{{Port: port.ID}}, Tags: c.tags}, nil).Extract()
+		opts := servers.CreateOpts{Name: m, FlavorRef: fx.flavorID, ImageRef: fx.imageID,
+			Networks: []servers.Network{{Port: port.ID}}, Tags: c.tags}
+		if extras {
+			tr, err := trunks.Create(ctx, direct.network, trunks.CreateOpts{PortID: port.ID, Name: m + "-0", Description: c.desc}).Extract()
+			Expect(err).NotTo(HaveOccurred())
+			c.trunkID = tr.ID
+			tag("trunks", tr.ID)
+		}
+		if extras && direct.volume != nil {
+			// CAPO creates the volume, then boots with it (and the image)
+			// in the block device mapping, deleted on termination.
+			v, err := volumes.Create(ctx, direct.volume, volumes.CreateOpts{Name: m + "-data", Size: 1,
+				Description: "Additional block device for " + m}, nil).Extract()
+			Expect(err).NotTo(HaveOccurred())
+			c.volumeID = v.ID
+			Eventually(func(g Gomega) {
+				got, err := volumes.Get(ctx, direct.volume, v.ID).Extract()
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got.Status).To(Equal("available"))
+			}, 3*wait, time.Second).Should(Succeed(), "the played CAPO's volume")
+			opts.BlockDevice = []servers.BlockDevice{
+				{SourceType: servers.SourceImage, UUID: fx.imageID, DestinationType: servers.DestinationLocal, BootIndex: 0, DeleteOnTermination: true},
+				{SourceType: servers.SourceVolume, UUID: v.ID, DestinationType: servers.DestinationVolume, BootIndex: -1, DeleteOnTermination: true},
+			}
+		}
+		srv, err := servers.Create(ctx, direct.compute, opts, nil).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		c.servers[m] = srv.ID
 	}
 	for _, m := range cp {
-		machine(m, c.cpSG)
+		machine(m, c.cpSG, false)
 	}
-	for _, m := range workers {
-		machine(m, c.workerSG)
+	for i, m := range workers {
+		machine(m, c.workerSG, i == 0)
 	}
+	c.bastion = name + "-bastion"
+	machine(c.bastion, c.bastionSG, false)
 	for m, id := range c.servers {
 		Eventually(func(g Gomega) {
 			s, err := servers.Get(ctx, direct.compute, id).Extract()
@@ -184,6 +221,10 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 			g.Expect(s.Status).To(Equal("ACTIVE"), "server %s", m)
 		}, 3*wait, time.Second).Should(Succeed())
 	}
+	bf, err := floatingips.Create(ctx, direct.network, floatingips.CreateOpts{FloatingNetworkID: c.extNetID,
+		PortID: c.serverPorts[c.bastion], Description: c.desc}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.bastionFIPID, c.bastionFIP = bf.ID, bf.FloatingIP
 	for _, m := range cp {
 		_, err := pools.CreateMember(ctx, lbc, p.ID, pools.CreateMemberOpts{Name: pool + "-" + m, Address: c.serverIP[m],
 			ProtocolPort: 6443, Tags: c.tags}).Extract()
@@ -201,6 +242,10 @@ func removeCAPOCluster(c *capoCloud, lbc *gophercloud.ServiceClient) {
 		_ = servers.Delete(ctx, direct.compute, id).ExtractErr()
 	}
 	_ = floatingips.Delete(ctx, direct.network, c.fipID).ExtractErr()
+	_ = floatingips.Delete(ctx, direct.network, c.bastionFIPID).ExtractErr()
+	if c.trunkID != "" {
+		_ = trunks.Delete(ctx, direct.network, c.trunkID).ExtractErr()
+	}
 	_ = loadbalancers.Delete(ctx, lbc, c.lbID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr()
 	for i := 0; i < 60; i++ {
 		if _, err := servers.Get(ctx, direct.compute, firstValue(c.servers)).Extract(); err != nil {
@@ -223,6 +268,10 @@ func removeCAPOCluster(c *capoCloud, lbc *gophercloud.ServiceClient) {
 	_ = networks.Delete(ctx, direct.network, c.networkID).ExtractErr()
 	_ = groups.Delete(ctx, direct.network, c.cpSG).ExtractErr()
 	_ = groups.Delete(ctx, direct.network, c.workerSG).ExtractErr()
+	_ = groups.Delete(ctx, direct.network, c.bastionSG).ExtractErr()
+	if c.volumeID != "" {
+		_ = volumes.Delete(ctx, direct.volume, c.volumeID, volumes.DeleteOpts{}).ExtractErr()
+	}
 }
 
 func neutronTags(tags []string) []infrav1.NeutronTag {
@@ -327,6 +376,8 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 			ManagedSubnets:        []infrav1beta1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
 			Tags:                  c.tags,
 			ControlPlaneEndpoint:  &infrav1beta1.APIEndpoint{Host: c.fip, Port: 6443},
+			Bastion: &infrav1beta1.Bastion{Enabled: ptr.To(true), Spec: &infrav1beta1.OpenStackMachineSpec{
+				Flavor: ptr.To(fx.flavorName), Image: infrav1beta1.ImageParam{ID: ptr.To(fx.imageID)}}},
 		},
 	}
 	Expect(cl.Create(ctx, osc)).To(Succeed())
@@ -341,6 +392,12 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 		FailureDomains:            infrav1beta1.FailureDomains{"nova": {ControlPlane: true}},
 		ControlPlaneSecurityGroup: &infrav1beta1.SecurityGroupStatus{Name: "k8s-cluster-" + ns + "-" + name + "-secgroup-controlplane", ID: c.cpSG},
 		WorkerSecurityGroup:       &infrav1beta1.SecurityGroupStatus{Name: "k8s-cluster-" + ns + "-" + name + "-secgroup-worker", ID: c.workerSG},
+		BastionSecurityGroup:      &infrav1beta1.SecurityGroupStatus{Name: "k8s-cluster-" + ns + "-" + name + "-secgroup-bastion", ID: c.bastionSG},
+		Bastion: &infrav1beta1.BastionStatus{ID: c.servers[c.bastion], Name: c.bastion, State: "ACTIVE", IP: c.serverIP[c.bastion],
+			FloatingIP: c.bastionFIP,
+			Resolved: &infrav1beta1.ResolvedMachineSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1beta1.ResolvedPortSpec{{
+				Name: c.bastion + "-0", Description: c.desc, NetworkID: c.networkID, Tags: c.tags, SecurityGroups: []string{c.bastionSG}}}},
+			Resources: &infrav1beta1.MachineResources{Ports: []infrav1beta1.PortStatus{{ID: c.serverPorts[c.bastion]}}}},
 		Conditions: infrav1beta1.Conditions{v1beta1Condition("Ready"), v1beta1Condition("APIEndpointReady"),
 			v1beta1Condition("NetworkReady"), v1beta1Condition("SecurityGroupsReady")},
 	}
@@ -348,7 +405,7 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 	expectReadBack(t, cl, osc, &infrav1beta1.OpenStackCluster{})
 
 	osms := map[string]*infrav1beta1.OpenStackMachine{}
-	add := func(m string, controlPlane bool, sg string) {
+	add := func(m string, controlPlane bool, sg string, extras bool) {
 		bootstrap := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m + "-bootstrap", Namespace: ns},
 			Data: map[string][]byte{"value": []byte("{}"), "format": []byte("ignition")}, Type: clusterv1.ClusterSecretType}
 		Expect(cl.Create(ctx, bootstrap)).To(Succeed())
@@ -372,6 +429,16 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 			Spec: infrav1beta1.OpenStackMachineSpec{ProviderID: ptr.To(providerID), Flavor: ptr.To(fx.flavorName),
 				Image: infrav1beta1.ImageParam{ID: ptr.To(fx.imageID)}},
+		}
+		var blockDevices []infrav1.AdditionalBlockDevice
+		if extras {
+			osm.Spec.Trunk = true
+			if c.volumeID != "" {
+				osm.Spec.AdditionalBlockDevices = []infrav1beta1.AdditionalBlockDevice{{Name: "data", SizeGiB: 1,
+					Storage: infrav1beta1.BlockDeviceStorage{Type: "Volume"}}}
+				blockDevices = []infrav1.AdditionalBlockDevice{{Name: "data", SizeGiB: 1,
+					Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice}}}
+			}
 		}
 		Expect(cl.Create(ctx, osm)).To(Succeed())
 		conds := infrav1beta1.Conditions{v1beta1Condition("Ready"), v1beta1Condition("InstanceReady")}
@@ -403,7 +470,11 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 				Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
 					SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(sg)}}}},
 				Tags: c.tags, UserDataRef: &corev1.LocalObjectReference{Name: bootstrap.Name},
+				AdditionalBlockDevices: blockDevices,
 			},
+		}
+		if extras {
+			oss.Spec.Trunk = ptr.To(true)
 		}
 		Expect(cl.Create(ctx, oss)).To(Succeed())
 		oss.Status = infrav1alpha1.OpenStackServerStatus{
@@ -416,11 +487,38 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 		Expect(cl.Status().Update(ctx, oss)).To(Succeed())
 	}
 	for _, m := range cp {
-		add(m, true, c.cpSG)
+		add(m, true, c.cpSG, false)
 	}
-	for _, m := range workers {
-		add(m, false, c.workerSG)
+	for i, m := range workers {
+		add(m, false, c.workerSG, i == 0)
 	}
+
+	// CAPO's cluster controller made the bastion's OpenStackServer, named
+	// after the Cluster, owned (not controlled) by the OpenStackCluster;
+	// its spec is CAPO's derivation of spec.bastion.spec: the cluster's
+	// tags, one port on the cluster network with the bastion group.
+	bastion := &infrav1alpha1.OpenStackServer{
+		ObjectMeta: metav1.ObjectMeta{Name: c.bastion, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
+			Finalizers: []string{infrav1alpha1.OpenStackServerFinalizer},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackCluster",
+				Name: name, UID: osc.UID}}},
+		Spec: infrav1alpha1.OpenStackServerSpec{
+			Flavor: ptr.To(fx.flavorName), Image: infrav1.ImageParam{ID: ptr.To(fx.imageID)},
+			IdentityRef: infrav1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: testCloud},
+			Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
+				SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(c.bastionSG)}}}},
+			Tags: c.tags,
+		},
+	}
+	Expect(cl.Create(ctx, bastion)).To(Succeed())
+	bastion.Status = infrav1alpha1.OpenStackServerStatus{
+		InstanceID: ptr.To(c.servers[c.bastion]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
+		Addresses: []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[c.bastion]}},
+		Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
+			Name: c.bastion + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{c.bastionSG}}}},
+		Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[c.bastion]}}},
+	}
+	Expect(cl.Status().Update(ctx, bastion)).To(Succeed())
 	return osc, osms
 }
 
@@ -489,7 +587,8 @@ func writesBy(calls []openstackproxy.Call) string {
 }
 
 // TestTakeOverCAPOCluster: a cluster CAPO v0.14 made (load balancer with a
-// floating IP, a control-plane machine and a worker) is taken over in
+// floating IP, a bastion with a floating IP, a control-plane machine and
+// a worker with a trunk port and an additional volume) is taken over in
 // place: the cluster and its machines become Ready under this provider
 // with no OpenStack resource created or deleted; read at v1beta1 they
 // still carry the IDs CAPO stored (what CAPO needs after a switch back).
@@ -590,6 +689,27 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(f.PortID).To(Equal(c.vipPortID), "the API floating IP stays on the load balancer's VIP")
 
+	// CAPO's bastion is kept: the same server, its floating IP on its
+	// port; the worker's trunk and volume stay.
+	Expect(capiconditions.IsTrue(hub, infrav1.BastionReadyCondition)).To(BeTrue(), condition(hub, infrav1.BastionReadyCondition))
+	Expect(hub.Status.Bastion).NotTo(BeNil())
+	Expect(hub.Status.Bastion.ID).To(Equal(c.servers[c.bastion]))
+	Expect(hub.Status.Bastion.FloatingIP).To(Equal(c.bastionFIP))
+	Expect(back.Status.Bastion.ID).To(Equal(c.servers[c.bastion]))
+	bf, err := floatingips.Get(ctx, direct.network, c.bastionFIPID).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(bf.PortID).To(Equal(c.serverPorts[c.bastion]), "the bastion's floating IP stays on its port")
+	tr, err := trunks.Get(ctx, direct.network, c.trunkID).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tr.PortID).To(Equal(c.serverPorts[workers[0]]))
+	if c.volumeID != "" {
+		srv, err := servers.Get(ctx, direct.compute, c.servers[workers[0]]).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srv.AttachedVolumes).To(ContainElement(servers.AttachedVolume{ID: c.volumeID}))
+	} else {
+		t.Log("the cloud has no Cinder: the worker has no volume")
+	}
+
 	// Delete: machines first (CAPI deletes Machines, then the Cluster),
 	// then the cluster; nothing may be left, CAPO's floating IP included.
 	proxy.Reset()
@@ -609,5 +729,17 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 		_, err := floatingips.Get(ctx, direct.network, c.fipID).Extract()
 		return gophercloud.ResponseCodeIs(err, 404)
 	}, wait, time.Second).Should(BeTrue(), "CAPO's API floating IP %s was not released", c.fip)
+	Eventually(func() bool {
+		_, err := floatingips.Get(ctx, direct.network, c.bastionFIPID).Extract()
+		return gophercloud.ResponseCodeIs(err, 404)
+	}, wait, time.Second).Should(BeTrue(), "CAPO's bastion floating IP %s was not released", c.bastionFIP)
+	_, err = trunks.Get(ctx, direct.network, c.trunkID).Extract()
+	Expect(gophercloud.ResponseCodeIs(err, 404)).To(BeTrue(), "CAPO's trunk was not deleted: %v", err)
+	if c.volumeID != "" {
+		Eventually(func() bool {
+			_, err := volumes.Get(ctx, direct.volume, c.volumeID).Extract()
+			return gophercloud.ResponseCodeIs(err, 404)
+		}, wait, time.Second).Should(BeTrue(), "CAPO's volume was not deleted")
+	}
 	cleaned = true
 }

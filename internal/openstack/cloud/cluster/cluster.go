@@ -51,6 +51,12 @@ func (r Request) BastionFloatingIPDescription() string {
 	return fmt.Sprintf("bastion of cluster %s/%s (ocp-capi)", r.Namespace, r.Name)
 }
 
+// CAPODescription is the description CAPO v0.14 gives what it makes for
+// the cluster, floating IPs included.
+func (r Request) CAPODescription() string {
+	return fmt.Sprintf("Created by cluster-api-provider-openstack cluster %s-%s", r.Namespace, r.Name)
+}
+
 // APIPort is the API server port.
 func (r Request) APIPort() int {
 	if a := r.Spec.APIServer; a != nil && a.Port != nil && *a.Port != 0 {

@@ -228,3 +228,24 @@ func DeleteSecurityGroups(ctx context.Context, s Scope, req Request) error {
 	}
 	return nil
 }
+
+// DeleteCAPOFloatingIP releases the floating IP address if CAPO v0.14
+// allocated it for this cluster (its description is CAPO's), for what was
+// taken over from CAPO. One lookup.
+func DeleteCAPOFloatingIP(ctx context.Context, s Scope, req Request, address string) error {
+	list, err := s.Clients.NetworkInfra.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address,
+		Description: req.CAPODescription(), ProjectID: s.Clients.ProjectID})
+	if err != nil {
+		if serviceMissing(err) {
+			return nil
+		}
+		return clients.Classify(err, "looking up floating IP "+address)
+	}
+	for _, f := range list {
+		if err := ignoreNotFound(s.Clients.NetworkInfra.DeleteFloatingIP(ctx, f.ID), "releasing floating IP "+f.FloatingIP); err != nil {
+			return err
+		}
+		s.Log.Info("Released CAPO's floating IP", "address", f.FloatingIP)
+	}
+	return nil
+}

@@ -84,7 +84,7 @@ func (r *Reconciler) reconcileBastion(ctx context.Context, s *clusterScope) (ctr
 		conditions.MarkFalse(osc, infrav1.BastionReadyCondition, infrav1.BastionDeletingReason, "waiting for the old bastion to go away")
 		return skeleton.Stop(ctrl.Result{}, nil)
 	}
-	if !sameServer(oss.Spec, *desired) {
+	if !sameServer(oss.Spec, *desired) && !capoBastion(osc, oss) {
 		r.Recorder.Eventf(osc, oss, corev1.EventTypeNormal, "BastionReplaced", "Update", "The bastion spec changed; replacing server %s", oss.Name)
 		return skeleton.Stop(r.deleteBastion(ctx, osc, oss, "the bastion spec changed; replacing it"))
 	}
@@ -176,6 +176,21 @@ func (r *Reconciler) reportBastion(ctx context.Context, s *clusterScope, oss *in
 	return ctrl.Result{}, nil
 }
 
+// capoBastion reports whether oss is the bastion CAPO v0.14 derives from
+// the same spec (a cluster taken over from CAPO): it is the same server,
+// kept until the bastion's spec changes.
+func capoBastion(osc *infrav1.OpenStackCluster, oss *infrav1alpha1.OpenStackServer) bool {
+	b := osc.Spec.Bastion
+	capo, err := serverspec.AsCAPO(serverspec.Input{
+		Spec:             *b.Spec,
+		Path:             "spec.bastion.spec",
+		Role:             serverspec.Bastion,
+		AvailabilityZone: ptr.Deref(b.AvailabilityZone, ""),
+		Defaults:         Defaults(osc),
+	}, osc.Spec.Subnets)
+	return err == nil && sameServer(oss.Spec, *capo)
+}
+
 // sameServer reports whether two server specs build the same server; the
 // identity does not count (it can change in place).
 func sameServer(a, b infrav1alpha1.OpenStackServerSpec) bool {
@@ -215,5 +230,19 @@ func (r *Reconciler) releaseBastionFIP(ctx context.Context, s scope.Scope, osc *
 	if osc.Status.Bastion == nil || osc.Status.ExternalNetwork == nil {
 		return nil
 	}
-	return cluster.DeleteFloatingIPs(ctx, s, request(osc), request(osc).BastionFloatingIPDescription(), userBastionFIP(osc))
+	if err := cluster.DeleteFloatingIPs(ctx, s, request(osc), request(osc).BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
+		return err
+	}
+	return releaseCAPOBastionFIP(ctx, s, osc)
+}
+
+// releaseCAPOBastionFIP releases the floating IP of a bastion taken over
+// from CAPO: it keeps CAPO's description, which this provider's lookup by
+// description does not find.
+func releaseCAPOBastionFIP(ctx context.Context, s scope.Scope, osc *infrav1.OpenStackCluster) error {
+	b := osc.Status.Bastion
+	if b == nil || b.FloatingIP == "" || b.FloatingIP == userBastionFIP(osc) {
+		return nil
+	}
+	return cluster.DeleteCAPOFloatingIP(ctx, s, request(osc), b.FloatingIP)
 }

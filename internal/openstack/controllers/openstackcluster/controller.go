@@ -93,7 +93,11 @@ func (r *Reconciler) connect(ctx context.Context, s *clusterScope) error {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
 	return manager.FilteredController(ctx, mgr, &infrav1.OpenStackCluster{}, opts, r.WatchFilterValue).
-		Owns(&infrav1alpha1.OpenStackServer{}).
+		// Any owner reference, not only a controller's: CAPO v0.14 made
+		// the bastion's server owned but not controlled, and a cluster
+		// taken over from CAPO must hear from it (its deletion above all).
+		Watches(&infrav1alpha1.OpenStackServer{},
+			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &infrav1.OpenStackCluster{})).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("OpenStackCluster"), mgr.GetClient(), &infrav1.OpenStackCluster{})),
 			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), log))).

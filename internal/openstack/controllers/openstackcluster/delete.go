@@ -114,6 +114,9 @@ func (r *Reconciler) releaseBastionFloatingIP(ctx context.Context, s *clusterSco
 		if err := cluster.DeleteFloatingIPs(ctx, s.cloud, s.req, s.req.BastionFloatingIPDescription(), userBastionFIP(osc)); err != nil {
 			return skeleton.Stop(r.deleteOutcome(osc, "releasing the bastion's floating IP", err))
 		}
+		if err := releaseCAPOBastionFIP(ctx, s.cloud, osc); err != nil {
+			return skeleton.Stop(r.deleteOutcome(osc, "releasing the bastion's floating IP", err))
+		}
 	}
 	osc.Status.Bastion = nil
 	return ctrl.Result{}, nil

@@ -172,3 +172,45 @@ func portsOn(ports []infrav1.PortOpts, d *Defaults, path string) ([]infrav1.Port
 	}
 	return out, nil
 }
+
+// AsCAPO derives the server spec as CAPO v0.14 does, to recognise an
+// OpenStackServer CAPO made (a bastion taken over from CAPO): the
+// server's tags come before the cluster's; a port without a network gets
+// the cluster network with clusterSubnets (the cluster's spec.subnets) as
+// its fixed IPs; and the role's security groups (for a port that names
+// none and has port security) and the spec's securityGroups go on each
+// port rather than on the server.
+func AsCAPO(in Input, clusterSubnets []infrav1.SubnetParam) (*infrav1alpha1.OpenStackServerSpec, error) {
+	out, err := FromMachineSpec(in)
+	if err != nil {
+		return nil, err
+	}
+	d := in.Defaults
+	if d == nil {
+		d = &Defaults{}
+	}
+	out.Tags = tags(in.Spec.Tags, d.Tags)
+	out.SecurityGroups = nil
+	ports := in.Spec.DeepCopy().Ports
+	if len(ports) == 0 {
+		ports = []infrav1.PortOpts{{}}
+	}
+	for i := range ports {
+		p := &ports[i]
+		if p.Network == nil && d.Network != nil {
+			p.Network = d.Network.DeepCopy()
+			p.FixedIPs = nil
+			for _, sn := range clusterSubnets {
+				p.FixedIPs = append(p.FixedIPs, infrav1.FixedIP{Subnet: sn.DeepCopy()})
+			}
+		}
+		if ptr.Deref(p.EnablePortSecurity, true) && len(p.SecurityGroups) == 0 {
+			p.SecurityGroups = roleSecurityGroups(d, in.Role)
+		}
+		for _, sg := range in.Spec.SecurityGroups {
+			p.SecurityGroups = append(p.SecurityGroups, *sg.DeepCopy())
+		}
+	}
+	out.Ports = ports
+	return out, nil
+}
