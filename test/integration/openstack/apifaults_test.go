@@ -71,7 +71,7 @@ func TestAPIServerFaults(t *testing.T) {
 		t.Logf("API-SERVER FAULTS ROW: %+v", row)
 	})
 
-	m := startSubprocessManagerWith(t, bin, proxyKubeconfig(ap.URL()))
+	m := startSubprocessManagerWith(t, bin, proxyKubeconfig(ap.URL()), true)
 	ap.SetFaults(apiConflictRate, apiWatchMin, apiWatchMax)
 	o := &stormObjects{ns: newNamespace(t), name: fx.prefix + "-apif"}
 	t.Cleanup(func() { expectNoClusterLeftovers(t, o.ns, o.name) })

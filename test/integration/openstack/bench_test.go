@@ -362,13 +362,23 @@ func startSubprocessManager(b testing.TB, bin string) *subprocessManager {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return startSubprocessManagerWith(b, bin, kubeconfig)
+	return startSubprocessManagerWith(b, bin, kubeconfig, true)
 }
 
 // startSubprocessManagerWith starts the manager with the given kubeconfig.
-func startSubprocessManagerWith(b testing.TB, bin string, kubeconfig []byte) *subprocessManager {
+// Untracked, it is not stopped by a cleanup of b (the caller stops it)
+// and its files are not removed: for a manager started from a cleanup.
+func startSubprocessManagerWith(b testing.TB, bin string, kubeconfig []byte, tracked bool) *subprocessManager {
 	b.Helper()
-	dir := b.TempDir()
+	var dir string
+	if tracked {
+		dir = b.TempDir()
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "manager-"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	kcPath := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
 		b.Fatal(err)
@@ -391,7 +401,9 @@ func startSubprocessManagerWith(b testing.TB, bin string, kubeconfig []byte) *su
 	}
 	m := &subprocessManager{cmd: cmd, log: logPath, done: make(chan error, 1)}
 	go func() { m.done <- cmd.Wait(); _ = logFile.Close() }()
-	b.Cleanup(func() { m.stop(b) })
+	if tracked {
+		b.Cleanup(func() { m.stop(b) })
+	}
 
 	// Ready: the health server answers, and the three controllers started
 	// their workers (so their caches are synced).

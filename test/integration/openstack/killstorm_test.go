@@ -216,8 +216,23 @@ func killRound(t *testing.T, bin string, rng *rand.Rand, st *killStats) {
 	st.rounds++
 	o := &stormObjects{ns: newNamespace(t), name: fmt.Sprintf("%s-ks%d", fx.prefix, st.rounds)}
 	t.Cleanup(func() { expectNoClusterLeftovers(t, o.ns, o.name) })
+	// Cleanups run last registered first. The storm's managers stop
+	// before the objects' deletion cleanups (registered by create) run; on
+	// a failure a rescue manager, started after them and stopped after the
+	// deletions, deletes the objects rather than leave them in OpenStack.
+	var rescue *subprocessManager
+	t.Cleanup(func() {
+		if rescue != nil {
+			rescue.stop(t)
+		}
+	})
 	cur := startSubprocessManager(t, bin)
 	o.create(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			rescue = startSubprocessManagerWith(t, bin, kubeconfigOf(t), false)
+		}
+	})
 
 	// Create, with kills.
 	var last time.Time
@@ -479,4 +494,12 @@ func spread(ds []time.Duration) string {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return fmt.Sprintf("%s median (max %s)", s[len(s)/2].Round(time.Second), s[len(s)-1].Round(time.Second))
+}
+
+func kubeconfigOf(t *testing.T) []byte {
+	kc, err := env.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -90,7 +91,10 @@ func allKnown(resolved []infrav1.ResolvedPortSpec, known []infrav1.PortStatus) b
 }
 
 // portsToAdopt looks up, in one list, the ports the status does not name,
-// by name. Two ports with one name are refused rather than guessed.
+// by name. Several ports with one name are what a create whose answer was
+// lost leaves (a timeout, a killed manager): the one attached to a device
+// is kept, or the oldest if none is, and the unattached others are
+// deleted. Two attached ports with one name are refused, not guessed.
 func portsToAdopt(ctx context.Context, s Scope, resolved []infrav1.ResolvedPortSpec, known []infrav1.PortStatus) (map[string]ports.Port, error) {
 	byName := map[string]ports.Port{}
 	var missing []string
@@ -107,14 +111,65 @@ func portsToAdopt(ctx context.Context, s Scope, resolved []infrav1.ResolvedPortS
 	if err != nil {
 		return nil, clients.Classify(err, "listing the server's ports")
 	}
+	trunked := map[string]bool{}
+	for _, rp := range resolved {
+		trunked[rp.Name] = ptr.Deref(rp.Trunk, false)
+	}
+	same := map[string][]ports.Port{}
 	for _, p := range existing {
-		if _, dup := byName[p.Name]; dup {
-			return nil, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonAmbiguous,
-				Message: fmt.Sprintf("more than one port is named %q; delete the extra one", p.Name)}
+		same[p.Name] = append(same[p.Name], p)
+	}
+	for name, ps := range same {
+		keep, extra, err := keepOnePort(name, ps)
+		if err != nil {
+			return nil, err
 		}
-		byName[p.Name] = p
+		for _, p := range extra {
+			// A lost create of a trunk port may have made its trunk too.
+			if trunked[name] {
+				if err := deleteTrunks(ctx, s, p); err != nil {
+					return nil, err
+				}
+			}
+			if err := s.Clients.Network.DeletePort(ctx, p.ID); err != nil {
+				if e := clients.Classify(err, "deleting the extra port "+name); e.Reason != clients.ReasonNotFound {
+					return nil, e
+				}
+			}
+			s.Log.Info("Deleted an extra port left by a lost create", "port", name, "id", p.ID, "kept", keep.ID)
+		}
+		byName[name] = keep
 	}
 	return byName, nil
+}
+
+// keepOnePort chooses, among the ports that carry one name, the one to
+// adopt: the one attached to a device, else the oldest (then the lowest
+// ID). The others are extras to delete; two attached ones are refused.
+func keepOnePort(name string, ps []ports.Port) (ports.Port, []ports.Port, error) {
+	sorted := slices.Clone(ps)
+	slices.SortFunc(sorted, func(a, b ports.Port) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	keep := -1
+	for i, p := range sorted {
+		if p.DeviceID == "" {
+			continue
+		}
+		if keep >= 0 {
+			return ports.Port{}, nil, &clients.Error{Class: clients.Terminal, Reason: clients.ReasonAmbiguous,
+				Message: fmt.Sprintf("more than one port is named %q and attached; delete the extra one", name)}
+		}
+		keep = i
+	}
+	if keep < 0 {
+		keep = 0
+	}
+	extra := append(slices.Clone(sorted[:keep]), sorted[keep+1:]...)
+	return sorted[keep], extra, nil
 }
 
 // neutronExtensions reads Neutron's extensions when a step first needs

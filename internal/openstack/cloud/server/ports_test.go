@@ -296,12 +296,17 @@ func TestEnsurePortsErrors(t *testing.T) {
 			t.Errorf("RetryAfter %v, want 17s", got.RetryAfter)
 		}
 	})
-	t.Run("two ports with the name", func(t *testing.T) {
+	t.Run("two attached ports with the name", func(t *testing.T) {
 		e := newEnv(t)
-		e.cloud.AddPort(e.net, "worker-a-0")
-		e.cloud.AddPort(e.net, "worker-a-0")
+		a := e.cloud.AddPort(e.net, "worker-a-0")
+		b := e.cloud.AddPort(e.net, "worker-a-0")
+		e.cloud.Set(fakeopenstack.Ports, a, "device_id", "server-1")
+		e.cloud.Set(fakeopenstack.Ports, b, "device_id", "server-2")
 		_, err := server.EnsurePorts(e.ctx, e.s, e.resolve(e.request("worker-a", e.spec())).Ports, nil)
 		wantError(t, err, clients.Terminal, clients.ReasonAmbiguous, `"worker-a-0"`)
+		if n := e.cloud.Len(fakeopenstack.Ports); n != 2 {
+			t.Errorf("%d ports, want both kept", n)
+		}
 	})
 	t.Run("another project's port is not adopted", func(t *testing.T) {
 		e := newEnv(t)
@@ -339,4 +344,37 @@ func TestPropagateUplinkStatus(t *testing.T) {
 	if p := e.cloud.Object(fakeopenstack.Ports, got[0].ID); p["propagate_uplink_status"] != true {
 		t.Errorf("port: %v", p)
 	}
+}
+
+// TestEnsurePortsAfterLostCreates: creates whose answers were lost (a
+// timeout, a killed manager) left several ports with one name. The kill
+// storm found machines stuck on this (a terminal Ambiguous) with 2 or 3
+// ports per name. The next pass keeps one (the attached one, else the
+// oldest) and deletes the others.
+func TestEnsurePortsAfterLostCreates(t *testing.T) {
+	for _, attached := range []int{-1, 0, 1, 2} {
+		e := newEnv(t)
+		resolved := e.resolve(e.request("worker-a", e.spec()))
+		ids := []string{e.cloud.AddPort(e.net, "worker-a-0"), e.cloud.AddPort(e.net, "worker-a-0"), e.cloud.AddPort(e.net, "worker-a-0")}
+		// The oldest is the second made (not the lowest ID).
+		for i, at := range []string{"2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z"} {
+			e.cloud.Set(fakeopenstack.Ports, ids[i], "created_at", at)
+		}
+		want := ids[1]
+		if attached >= 0 {
+			e.cloud.Set(fakeopenstack.Ports, ids[attached], "device_id", "server-1")
+			want = ids[attached]
+		}
+		got, err := server.EnsurePorts(e.ctx, e.s, resolved.Ports, nil)
+		if err != nil {
+			t.Fatalf("attached %d: %v", attached, err)
+		}
+		if len(got) != 1 || got[0].ID != want {
+			t.Errorf("attached %d: adopted %v, want %s", attached, got, want)
+		}
+		if objs := e.cloud.Objects(fakeopenstack.Ports); len(objs) != 1 || objs[0]["id"] != want {
+			t.Errorf("attached %d: ports left %v, want only %s", attached, objs, want)
+		}
+	}
+
 }
