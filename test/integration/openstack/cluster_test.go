@@ -202,19 +202,25 @@ func TestManagedClusterWithControlPlaneAndBastion(t *testing.T) {
 	c.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	Expect(env.Client.Status().Update(ctx, c)).To(Succeed())
 
-	Expect(osc.Spec.ControlPlaneEndpoint).NotTo(BeNil())
-	Expect(osc.Spec.ControlPlaneEndpoint.Host).NotTo(BeEmpty())
-	Expect(osc.Spec.ControlPlaneEndpoint.Port).To(Equal(int32(6443)))
-	Expect(osc.Status.Network).NotTo(BeNil())
-	Expect(osc.Status.Network.Subnets).To(HaveLen(1))
-	Expect(osc.Status.Router).NotTo(BeNil())
-	Expect(osc.Status.ControlPlaneSecurityGroup).NotTo(BeNil())
-	Expect(osc.Status.WorkerSecurityGroup).NotTo(BeNil())
-	Expect(osc.Status.BastionSecurityGroup).NotTo(BeNil())
-	Expect(osc.Status.FailureDomains).NotTo(BeEmpty())
-	Expect(osc.Status.Bastion).NotTo(BeNil())
-	Expect(osc.Status.Bastion.FloatingIP).NotTo(BeEmpty(), "bastion floating IP")
-	Expect(ptr.Deref(osc.Status.Initialization.Provisioned, false)).To(BeTrue())
+	// CAPI's patch helper writes the conditions first and the rest of the
+	// status in a second request, so Ready can be read True just before
+	// the bastion's floating IP, written in the same pass, lands.
+	Eventually(func(g Gomega) {
+		get(t, osc)(g)
+		g.Expect(osc.Spec.ControlPlaneEndpoint).NotTo(BeNil())
+		g.Expect(osc.Spec.ControlPlaneEndpoint.Host).NotTo(BeEmpty())
+		g.Expect(osc.Spec.ControlPlaneEndpoint.Port).To(Equal(int32(6443)))
+		g.Expect(osc.Status.Network).NotTo(BeNil())
+		g.Expect(osc.Status.Network.Subnets).To(HaveLen(1))
+		g.Expect(osc.Status.Router).NotTo(BeNil())
+		g.Expect(osc.Status.ControlPlaneSecurityGroup).NotTo(BeNil())
+		g.Expect(osc.Status.WorkerSecurityGroup).NotTo(BeNil())
+		g.Expect(osc.Status.BastionSecurityGroup).NotTo(BeNil())
+		g.Expect(osc.Status.FailureDomains).NotTo(BeEmpty())
+		g.Expect(osc.Status.Bastion).NotTo(BeNil())
+		g.Expect(osc.Status.Bastion.FloatingIP).NotTo(BeEmpty(), "bastion floating IP")
+		g.Expect(ptr.Deref(osc.Status.Initialization.Provisioned, false)).To(BeTrue())
+	}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 
 	// Steady state: a resync makes at most 2 OpenStack calls and no write.
 	time.Sleep(4 * time.Second)
