@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -160,4 +162,38 @@ func waitEvents(t testing.TB, ns, name string, match OmegaMatcher) {
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(events(g, ns, name)).To(match)
 	}).WithTimeout(timeout).Should(Succeed())
+}
+
+// quietSpell is how long objects must stay unwritten to count as settled.
+const quietSpell = time.Second
+
+// expectSteady checks that the objects, once settled, are not written
+// again for a few seconds. Settled means no write for a quiet spell: the
+// writes that converge an object may land after the condition a test
+// waits for (the stand-in MAO's Paused condition after Synchronized, say),
+// so a snapshot taken at that moment would be stale. Objects that never
+// stop changing fail the wait; a write after the quiet spell fails the
+// check.
+func expectSteady(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	g := NewWithT(t)
+	read := func(g Gomega) []string {
+		rvs := make([]string, len(objs))
+		for i, o := range objs {
+			rvs[i] = get(g, o.GetNamespace(), o.GetName(), o).GetResourceVersion()
+		}
+		return rvs
+	}
+	var last []string
+	var since time.Time
+	g.Eventually(func(g Gomega) {
+		cur := read(g)
+		if !slices.Equal(cur, last) {
+			last, since = cur, time.Now()
+		}
+		g.Expect(time.Since(since)).To(BeNumerically(">=", quietSpell), "resourceVersions %v still changing", cur)
+	}).WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(read(g)).To(Equal(last), "written after settling")
+	}).WithTimeout(3 * time.Second).Should(Succeed())
 }

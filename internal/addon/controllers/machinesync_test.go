@@ -148,11 +148,7 @@ func TestForwardMirror(t *testing.T) {
 	g.Expect(*osm.Spec.Flavor.Filter.Name).To(Equal("m1.xlarge"))
 
 	// Steady state.
-	g.Consistently(func(g Gomega) {
-		g.Expect(get(g, capiNS, name, &clusterv1.Machine{}).ResourceVersion).To(Equal(capi.ResourceVersion))
-		g.Expect(get(g, capiNS, name, &infrav1.OpenStackMachine{}).ResourceVersion).To(Equal(osm.ResourceVersion))
-		g.Expect(get(g, mapiNS, name, &mapiv1beta1.Machine{}).ResourceVersion).To(Equal(m.ResourceVersion))
-	}).WithTimeout(3 * time.Second).Should(Succeed())
+	expectSteady(t, capi, osm, m)
 }
 
 // TestReverseMirror: with Cluster API authoritative, the MAPI Machine

@@ -73,11 +73,7 @@ func TestSwitchToClusterAPI(t *testing.T) {
 	waitMachineSetSynced(t, name, mapiv1beta1.SynchronizedAPIClusterAPI)
 
 	// Steady state: nothing is written.
-	ms, capi := getMS(g, name), getCAPIMS(g, name)
-	g.Consistently(func(g Gomega) {
-		g.Expect(getMS(g, name).ResourceVersion).To(Equal(ms.ResourceVersion))
-		g.Expect(getCAPIMS(g, name).ResourceVersion).To(Equal(capi.ResourceVersion))
-	}).WithTimeout(3 * time.Second).Should(Succeed())
+	expectSteady(t, getMS(g, name), getCAPIMS(g, name))
 }
 
 // TestSwitchOutOfSync: a switch requested while the CAPI side does not
