@@ -24,6 +24,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	mapiv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1alpha1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // netID is the network of openStackSpec.
@@ -150,6 +151,20 @@ func events(g Gomega, ns, name string) []eventsv1.Event {
 	var out []eventsv1.Event
 	for _, e := range list.Items {
 		if e.Regarding.Namespace == ns && e.Regarding.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// reconcileErrorsOf are the reconcile errors that controller logged for
+// the object name of the MAPI namespace (a manager that a test stops
+// aside). An error is retried with backoff, again and again while nothing
+// changes.
+func reconcileErrorsOf(controller, name string) []string {
+	var out []string
+	for _, e := range reconcileErrors.In(mapiNS) {
+		if strings.HasPrefix(e, controller+" "+name+": ") && !envtest.IsStopError(e) {
 			out = append(out, e)
 		}
 	}

@@ -85,11 +85,17 @@ func TestAuthoritativeAPI(t *testing.T) {
 		}).WithTimeout(timeout).Should(Succeed())
 	})
 
-	t.Run("status ClusterAPI: what MAPI cannot express stops the sync, with the CAPI field's path", func(t *testing.T) {
+	t.Run("status ClusterAPI: what MAPI cannot express stops the sync, with the CAPI field's path, until it is fixed", func(t *testing.T) {
+		g := NewWithT(t)
 		ms, mirror := newFromCAPI(t)
 		update(t, mirror, func(m *clusterv1.MachineSet) { m.Spec.Template.Spec.Version = "v1.36.0" })
 		c := waitCondition(t, ms.Name, corev1.ConditionFalse, machinesetsync.ReasonReverseConversionFailed)
-		NewWithT(t).Expect(c.Message).To(ContainSubstring("spec.template.spec.version"))
+		g.Expect(c.Message).To(ContainSubstring("spec.template.spec.version"))
+		waitEvents(t, mapiNS, ms.Name, ContainElement(And(HaveField("Type", corev1.EventTypeWarning),
+			HaveField("Reason", machinesetsync.ReasonReverseConversionFailed))))
+		update(t, mirror, func(m *clusterv1.MachineSet) { m.Spec.Template.Spec.Version = "" })
+		waitCondition(t, ms.Name, corev1.ConditionTrue, machinesetsync.ReasonSynchronized)
+		g.Expect(reconcileErrorsOf("machinesetsync", ms.Name)).To(BeEmpty())
 	})
 }
 

@@ -191,8 +191,10 @@ func TestLabelsAnnotationsCopied(t *testing.T) {
 	}).WithTimeout(timeout).Should(Succeed())
 }
 
-// A failed sync sets Synchronized False and reports the error on the MAPI
-// MachineSet (condition and event); a successful one sets it True
+// A MachineSet the conversion refuses gets Synchronized False, with the
+// field's path, and a Warning event; the refusal is not a failure of the
+// controller, so no reconcile returns an error (which would be retried
+// with backoff while nothing changed). The user's fix is synced at once
 // (docs/addon/machineset-sync.md, "The Synchronized condition").
 func TestSynchronizedFalseThenTrue(t *testing.T) {
 	g := NewWithT(t)
@@ -219,6 +221,8 @@ func TestSynchronizedFalseThenTrue(t *testing.T) {
 	c = waitCondition(t, ms.Name, corev1.ConditionTrue, machinesetsync.ReasonSynchronized)
 	g.Expect(c.Severity).To(BeEmpty())
 	waitSynced(t, ms.Name)
+	// The reconciles of the refused version finished before the fix's.
+	g.Expect(reconcileErrorsOf("machinesetsync", ms.Name)).To(BeEmpty())
 }
 
 // status.synchronizedGeneration follows the generation of the MAPI

@@ -134,20 +134,14 @@ func TestRollbackReturnsHost(t *testing.T) {
 }
 
 // TestHostElsewhereNotMirrored: a bare-metal machine whose host is outside
-// the CAPI namespace gets no mirror, and says why.
+// the CAPI namespace gets no mirror, and says why, in its condition and a
+// Warning event; the refusal is no reconcile error (which would be retried
+// with backoff while nothing changed), and the user's fix is synced.
 func TestHostElsewhereNotMirrored(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
-	name, _ := bareMetalMachine(t)
-	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
-	g.Eventually(func() error {
-		m := &mapiv1beta1.Machine{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: name}, m); err != nil {
-			return err
-		}
-		m.Annotations[mapi2capi.HostAnnotation] = mapiNS + "/some-host"
-		return env.Client.Update(ctx, m)
-	}).WithTimeout(timeout).Should(Succeed())
+	name, host := bareMetalMachine(t)
+	m := waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	update(t, m, func(m *mapiv1beta1.Machine) { m.Annotations[mapi2capi.HostAnnotation] = mapiNS + "/some-host" })
 	g.Eventually(func(g Gomega) {
 		m := get(g, mapiNS, name, &mapiv1beta1.Machine{})
 		c := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
@@ -156,4 +150,14 @@ func TestHostElsewhereNotMirrored(t *testing.T) {
 		g.Expect(c.Reason).To(Equal(machinesync.ReasonConversionFailed))
 		g.Expect(c.Message).To(ContainSubstring("--capi-namespace " + mapiNS))
 	}).WithTimeout(timeout).Should(Succeed())
+	waitEvents(t, mapiNS, name, ContainElement(And(HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", machinesync.ReasonConversionFailed))))
+
+	update(t, m, func(m *mapiv1beta1.Machine) { m.Annotations[mapi2capi.HostAnnotation] = capiNS + "/" + host.Name })
+	g.Eventually(func(g Gomega) {
+		m := get(g, mapiNS, name, &mapiv1beta1.Machine{})
+		c := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "Synchronized %+v", c)
+	}).WithTimeout(timeout).Should(Succeed())
+	g.Expect(reconcileErrorsOf("machinesync", name)).To(BeEmpty())
 }

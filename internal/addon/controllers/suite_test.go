@@ -45,6 +45,9 @@ const timeout = 60 * time.Second
 
 var (
 	env *envtest.Environment
+	// reconcileErrors records the "Reconciler error" entries of every
+	// controller of the process (reconcileErrorsOf).
+	reconcileErrors envtest.ReconcileErrors
 	// suiteCtx is the run's context; addon is the suite's add-on manager,
 	// which restartAddon replaces.
 	suiteCtx  context.Context
@@ -55,7 +58,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(envtest.NewLogger())
+	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
 	if env, err = envtest.Start(envtest.Options{}); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)

@@ -16,6 +16,7 @@ package machinesetsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -210,9 +211,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		err = r.reconcileSync(ctx, ms, mirror)
 	}
-	if err != nil && isStale(err) {
-		// The newer version's watch event brings the request back.
-		ctrl.LoggerFrom(ctx).V(1).Info("Acted on an old copy; waiting for the newer one", "reason", err.Error())
+	if err != nil && (isStale(err) || errors.Is(err, authority.ErrRefused)) {
+		// Only a newer version of an object can change the outcome: its
+		// watch event brings the request back.
+		ctrl.LoggerFrom(ctx).V(1).Info("Nothing to retry until an object changes", "reason", err.Error())
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, err

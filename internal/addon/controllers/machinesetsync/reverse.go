@@ -2,7 +2,6 @@ package machinesetsync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -35,8 +34,6 @@ const (
 // authoritative, is gone, and so is its MAPI mirror.
 const EventMAPIMachineSetDeleted = "MAPIMachineSetDeleted"
 
-var errReverseConversion = errors.New("the CAPI MachineSet cannot be converted")
-
 // reconcileFromCAPI keeps ms, whose CAPI MachineSet (mirror) Cluster API
 // runs, a mirror of it: spec, labels and annotations through capi2mapi,
 // and the status CAPI reports. The MAPI spec is written only when the
@@ -64,8 +61,7 @@ func (r *Reconciler) reconcileFromCAPI(ctx context.Context, ms *mapiv1beta1.Mach
 	}
 	desired, warnings, errs := capi2mapi.MachineSet(mirror, tmpl, capi2mapi.InfraOf(fwd, r.MAPINamespace))
 	if len(errs) > 0 {
-		msg := "Cannot convert the CAPI MachineSet back to the Machine API; fix these fields: " + errs.ToAggregate().Error()
-		return r.fail(ctx, ms, ReasonReverseConversionFailed, msg, fmt.Errorf("%w: %w", errReverseConversion, errs.ToAggregate()))
+		return r.refuse(ctx, ms, ReasonReverseConversionFailed, "Cannot convert the CAPI MachineSet back to the Machine API; fix these fields: "+errs.ToAggregate().Error())
 	}
 	if !mirrors(ms, mirror, tmpl, fwd) {
 		if err := r.updateMAPISpec(ctx, ms, desired); err != nil {

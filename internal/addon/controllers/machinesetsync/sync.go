@@ -23,10 +23,6 @@ import (
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
-// errConversion marks a MachineSet that cannot be converted; it is retried
-// with backoff (and at once when the MachineSet changes).
-var errConversion = errors.New("the MachineSet cannot be converted")
-
 // errCacheBehind is a create that found the object already there: the cache
 // has not seen it yet. The request is retried; nothing failed.
 var errCacheBehind = errors.New("the object exists but is not in the cache yet")
@@ -100,8 +96,7 @@ func (r *Reconciler) convert(ctx context.Context, ms *mapiv1beta1.MachineSet) (*
 	}
 	desired, tmpl, warnings, errs := mapi2capi.MachineSet(ms, infra)
 	if len(errs) > 0 {
-		msg := "Cannot convert the MachineSet; fix these fields: " + errs.ToAggregate().Error()
-		return nil, r.fail(ctx, ms, ReasonConversionFailed, msg, fmt.Errorf("%w: %w", errConversion, errs.ToAggregate()))
+		return nil, r.refuse(ctx, ms, ReasonConversionFailed, "Cannot convert the MachineSet; fix these fields: "+errs.ToAggregate().Error())
 	}
 	tk, ok := r.templateKind(desired.Spec.Template.Spec.InfrastructureRef.Kind)
 	if !ok {
@@ -131,6 +126,17 @@ func (r *Reconciler) fail(ctx context.Context, ms *mapiv1beta1.MachineSet, reaso
 		return errors.Join(cause, err)
 	}
 	return cause
+}
+
+// refuse reports in the condition (and its Warning event) that a
+// conversion refused the object, and returns authority.ErrRefused: nothing
+// to retry until the object changes. A failed write of the condition is
+// retried.
+func (r *Reconciler) refuse(ctx context.Context, ms *mapiv1beta1.MachineSet, reason, message string) error {
+	if err := r.setSynchronized(ctx, ms, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+		return err
+	}
+	return authority.ErrRefused
 }
 
 // reconcileNotAuthoritative says in the condition that the controller

@@ -90,6 +90,17 @@ func (r *Reconciler) fail(ctx context.Context, m *mapiv1beta1.Machine, reason, m
 	return cause
 }
 
+// refuse reports in the condition (and its Warning event) that a
+// conversion refused the Machine, and returns authority.ErrRefused: nothing
+// to retry until an object changes. A failed write of the condition is
+// retried.
+func (r *Reconciler) refuse(ctx context.Context, m *mapiv1beta1.Machine, reason, message string) error {
+	if err := r.setSynchronized(ctx, m, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+		return err
+	}
+	return authority.ErrRefused
+}
+
 // setSynchronized writes the Synchronized condition and, on True,
 // synchronizedGeneration and synchronizedAPI, unless they already say so.
 // A server-side apply of the status under ConditionFieldOwner, with the

@@ -46,7 +46,7 @@ func (r *Reconciler) reconcileForward(ctx context.Context, s *scope) error {
 	}
 	desired, im, warnings, errs := mapi2capi.Machine(m, fwd)
 	if len(errs) > 0 {
-		return r.fail(ctx, m, ReasonConversionFailed, "Cannot convert the Machine; fix these fields: "+errs.ToAggregate().Error(), errs.ToAggregate())
+		return r.refuse(ctx, m, ReasonConversionFailed, "Cannot convert the Machine; fix these fields: "+errs.ToAggregate().Error())
 	}
 	if waiting, err := r.ownCAPI(ctx, m, desired); err != nil || waiting {
 		return err

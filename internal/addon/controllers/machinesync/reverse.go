@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/capi2mapi"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -46,7 +47,8 @@ func (r *Reconciler) reconcileReverse(ctx context.Context, s *scope) error {
 
 // reverse converts the CAPI side of s into the MAPI Machine that mirrors
 // it, owned by the MAPI MachineSet of its CAPI MachineSet's name when that
-// exists. Failures are reported on s.mapi (when there is one).
+// exists. Failures are reported on s.mapi (when there is one; else a
+// refusal is a Warning event on the CAPI Machine).
 func (r *Reconciler) reverse(ctx context.Context, s *scope) (*mapiv1beta1.Machine, []string, mapi2capi.Infra, error) {
 	fwd, err := r.context(ctx)
 	if err != nil {
@@ -59,20 +61,31 @@ func (r *Reconciler) reverse(ctx context.Context, s *scope) (*mapiv1beta1.Machin
 	}
 	desired, warnings, errs := capi2mapi.Machine(s.capi, s.infra, capi2mapi.InfraOf(fwd, r.MAPINamespace))
 	if len(errs) > 0 {
-		return nil, nil, fwd, r.fail(ctx, s.mapi, ReasonReverseConversionFailed,
-			"Cannot convert the CAPI Machine back to the Machine API; fix these fields: "+errs.ToAggregate().Error(), errs.ToAggregate())
+		msg := "Cannot convert the CAPI Machine back to the Machine API; fix these fields: " + errs.ToAggregate().Error()
+		if s.mapi == nil {
+			r.Recorder.Eventf(s.capi, nil, corev1.EventTypeWarning, ReasonReverseConversionFailed, "Sync", "%s", msg)
+			return nil, nil, fwd, authority.ErrRefused
+		}
+		return nil, nil, fwd, r.refuse(ctx, s.mapi, ReasonReverseConversionFailed, msg)
 	}
-	if msName, ok := machineSetOwner(s.capi.OwnerReferences, clusterv1.GroupVersion.Group); ok {
-		ms := &mapiv1beta1.MachineSet{}
-		found, err := r.get(ctx, r.MAPINamespace, msName, ms)
-		if err != nil {
-			return nil, nil, fwd, err
-		}
-		if found {
-			desired.OwnerReferences = []metav1.OwnerReference{ownerRef(mapiv1beta1.GroupVersion.String(), "MachineSet", ms)}
-		}
+	if desired.OwnerReferences, err = r.mapiOwner(ctx, s.capi); err != nil {
+		return nil, nil, fwd, err
 	}
 	return desired, warnings, fwd, nil
+}
+
+// mapiOwner is the ownerReference to the MAPI MachineSet of the name of
+// c's CAPI MachineSet, if both exist.
+func (r *Reconciler) mapiOwner(ctx context.Context, c *clusterv1.Machine) ([]metav1.OwnerReference, error) {
+	msName, ok := machineSetOwner(c.OwnerReferences, clusterv1.GroupVersion.Group)
+	if !ok {
+		return nil, nil
+	}
+	ms := &mapiv1beta1.MachineSet{}
+	if found, err := r.get(ctx, r.MAPINamespace, msName, ms); err != nil || !found {
+		return nil, err
+	}
+	return []metav1.OwnerReference{ownerRef(mapiv1beta1.GroupVersion.String(), "MachineSet", ms)}, nil
 }
 
 // updateMAPIMachine brings the MAPI Machine's metadata and spec in line
@@ -124,9 +137,14 @@ func (r *Reconciler) updateMAPIStatus(ctx context.Context, m *mapiv1beta1.Machin
 // MAPI MachineSet of the same name exists): authority ClusterAPI from the
 // start, so that the Machine API operator never acts on it.
 func (r *Reconciler) createMAPIMirror(ctx context.Context, s *scope) error {
+	// Without a MAPI MachineSet it is a machine of Cluster API alone, which
+	// need not convert.
+	if owner, err := r.mapiOwner(ctx, s.capi); err != nil || len(owner) == 0 {
+		return err
+	}
 	desired, _, _, err := r.reverse(ctx, s)
-	if err != nil || len(desired.OwnerReferences) == 0 {
-		return err // no MAPI MachineSet: a machine of Cluster API alone
+	if err != nil {
+		return err
 	}
 	m := desired.DeepCopy()
 	m.Status = mapiv1beta1.MachineStatus{}

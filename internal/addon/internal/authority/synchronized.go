@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"errors"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,14 @@ import (
 
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
+
+// ErrRefused is what a sync returns once it has reported, in the
+// Synchronized condition and a Warning event, that a conversion refused
+// what a user wrote. A retry cannot succeed: only a change of the object
+// can, and its watch event reconciles again. So Reconcile returns no error
+// for it, and the refusal is neither retried with backoff nor logged as a
+// failure.
+var ErrRefused = errors.New("the conversion refused the object; its Synchronized condition says why")
 
 // maxMessageLength bounds a condition message (a conversion may warn many
 // times).
