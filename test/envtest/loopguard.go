@@ -23,6 +23,12 @@ import (
 // whose own watch event undoes it, say) makes hundreds. The tests' own
 // client does not pass through it, so only controller writes count.
 //
+// A write the server refuses with a conflict is counted apart and not
+// against Max: it changes nothing, so no watch event follows it and it
+// cannot feed a loop, and its retries are paced by the workqueue's backoff.
+// Two controllers that patch one object's status from the same cached copy
+// make such conflicts; the summary shows how many.
+//
 // Events are not counted: the recorder aggregates them on its own, and an
 // event is no object a controller manages. See docs/testing.md.
 type LoopGuard struct {
@@ -56,9 +62,11 @@ const (
 const loopSamples = 6
 
 type objectWrites struct {
-	total  int
-	recent []time.Time // writes within the window, oldest first
-	peak   int         // most writes seen within one window
+	total int
+	// conflicts are the writes refused with 409 Conflict; not in total.
+	conflicts int
+	recent    []time.Time // writes within the window, oldest first
+	peak      int         // most writes seen within one window
 	// first are the object's first requests, last the latest ones.
 	first, last []string
 	tripped     bool
@@ -69,8 +77,9 @@ type objectWrites struct {
 // LoopViolation is an object written more than Max times within Window.
 type LoopViolation struct {
 	Object string
-	// Peak is the most writes within one window; Total all writes.
-	Peak, Total int
+	// Peak is the most writes within one window; Total all writes;
+	// Conflicts the writes refused with a conflict, counted apart.
+	Peak, Total, Conflicts int
 	// First are the first requests to the object, Recent the ones just
 	// before it tripped, each "METHOD path body".
 	First, Recent []string
@@ -86,10 +95,12 @@ func NewLoopGuard() *LoopGuard {
 // rest.Config.WrapTransport.
 func (g *LoopGuard) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			g.record(r)
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return rt.RoundTrip(r)
 		}
-		return rt.RoundTrip(r)
+		resp, err := rt.RoundTrip(r)
+		g.record(r, err == nil && resp.StatusCode == http.StatusConflict)
+		return resp, err
 	})
 }
 
@@ -100,7 +111,9 @@ func (g *LoopGuard) WrapConfig(cfg *rest.Config) *rest.Config {
 	return c
 }
 
-func (g *LoopGuard) record(r *http.Request) {
+// record counts r, a write; conflict means the server refused it with a
+// conflict.
+func (g *LoopGuard) record(r *http.Request, conflict bool) {
 	var body []byte
 	if r.GetBody != nil {
 		if rc, err := r.GetBody(); err == nil {
@@ -115,6 +128,9 @@ func (g *LoopGuard) record(r *http.Request) {
 	entry := r.Method + " " + r.URL.Path
 	if len(body) > 0 {
 		entry += " " + string(body)
+	}
+	if conflict {
+		entry += " -> 409 Conflict"
 	}
 	now := time.Now
 	if g.now != nil {
@@ -133,6 +149,17 @@ func (g *LoopGuard) record(r *http.Request) {
 		o = &objectWrites{}
 		g.objects[key] = o
 	}
+	if len(o.first) < loopSamples {
+		o.first = append(o.first, entry)
+	}
+	o.last = append(o.last, entry)
+	if len(o.last) > loopSamples {
+		o.last = o.last[len(o.last)-loopSamples:]
+	}
+	if conflict {
+		o.conflicts++
+		return
+	}
 	o.total++
 	o.recent = append(o.recent, t)
 	cut := 0
@@ -141,13 +168,6 @@ func (g *LoopGuard) record(r *http.Request) {
 	}
 	o.recent = o.recent[cut:]
 	o.peak = max(o.peak, len(o.recent))
-	if len(o.first) < loopSamples {
-		o.first = append(o.first, entry)
-	}
-	o.last = append(o.last, entry)
-	if len(o.last) > loopSamples {
-		o.last = o.last[len(o.last)-loopSamples:]
-	}
 	if len(o.recent) > limit && !o.tripped {
 		o.tripped = true
 		o.atTrip = slices.Clone(o.last)
@@ -173,7 +193,7 @@ func (g *LoopGuard) Violations() []LoopViolation {
 	var out []LoopViolation
 	for k, o := range g.objects {
 		if o.tripped {
-			out = append(out, LoopViolation{Object: k, Peak: o.peak, Total: o.total,
+			out = append(out, LoopViolation{Object: k, Peak: o.peak, Total: o.total, Conflicts: o.conflicts,
 				First: slices.Clone(o.first), Recent: slices.Clone(o.atTrip)})
 		}
 	}
@@ -199,8 +219,8 @@ func (g *LoopGuard) Check(t ErrorReporter) {
 func (g *LoopGuard) describe(v LoopViolation) string {
 	window, limit := g.limits()
 	var b strings.Builder
-	fmt.Fprintf(&b, "reconcile loop: %s was written %d times within %s by the controllers (limit %d; %d writes in all).\n",
-		v.Object, v.Peak, window, limit, v.Total)
+	fmt.Fprintf(&b, "reconcile loop: %s was written %d times within %s by the controllers (limit %d; %d writes in all, %d more refused with a conflict).\n",
+		v.Object, v.Peak, window, limit, v.Total, v.Conflicts)
 	b.WriteString("  first requests:\n")
 	for _, s := range v.First {
 		b.WriteString("    " + s + "\n")
@@ -217,11 +237,12 @@ func (g *LoopGuard) describe(v LoopViolation) string {
 // the objects written, reconciles per object of that kind.
 func (g *LoopGuard) Summary() string {
 	g.mu.Lock()
-	objects, writes, peak, peakObj := 0, 0, 0, ""
+	objects, writes, conflicts, peak, peakObj := 0, 0, 0, 0, ""
 	byResource := map[string]int{}
 	for k, o := range g.objects {
 		objects++
 		writes += o.total
+		conflicts += o.conflicts
 		if o.peak > peak || (o.peak == peak && k < peakObj) {
 			peak, peakObj = o.peak, k
 		}
@@ -252,7 +273,11 @@ func (g *LoopGuard) Summary() string {
 			parts = append(parts, fmt.Sprintf("%s %.0f", n, r))
 		}
 	}
-	s := fmt.Sprintf("loop guard: controllers wrote %d objects %d times, at most %d times within %s", objects, writes, peak, window)
+	s := fmt.Sprintf("loop guard: controllers wrote %d objects %d times", objects, writes)
+	if conflicts > 0 {
+		s += fmt.Sprintf(" (%d more refused with a conflict)", conflicts)
+	}
+	s += fmt.Sprintf(", at most %d times within %s", peak, window)
 	if peakObj != "" {
 		s += " (" + peakObj + ")"
 	}

@@ -165,6 +165,39 @@ func TestLoopGuardAcceptsConvergence(t *testing.T) {
 	}
 }
 
+// Writes refused with a conflict change nothing and bring no event: they
+// are counted apart, not against the limit, and shown in the summary and
+// in a violation's requests; accepted writes to the same object still trip.
+func TestLoopGuardCountsConflictsApart(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0), step: 10 * time.Millisecond}
+	g := &LoopGuard{now: clock.now}
+	const path = "/apis/machine.openshift.io/v1beta1/namespaces/ns1/machinesets/ms1/status"
+	conflict := g.Wrap(roundTripperFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusConflict, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+	}))
+	for range 100 {
+		send(t, conflict, http.MethodPatch, path, `{"status":{}}`)
+	}
+	if vs := g.Violations(); len(vs) != 0 {
+		t.Fatalf("conflicts alone tripped the guard: %+v", vs)
+	}
+	if s := g.Summary(); !strings.Contains(s, "controllers wrote 1 objects 0 times (100 more refused with a conflict)") {
+		t.Errorf("summary %q", s)
+	}
+	ok := g.Wrap(okTransport())
+	for range DefaultLoopMax + 1 {
+		send(t, ok, http.MethodPatch, path, `{"status":{}}`)
+	}
+	vs := g.Violations()
+	if len(vs) != 1 || vs[0].Total != DefaultLoopMax+1 || vs[0].Conflicts != 100 {
+		t.Fatalf("violations %+v, want one of %d writes and 100 conflicts", vs, DefaultLoopMax+1)
+	}
+	msg := g.describe(vs[0])
+	if !strings.Contains(msg, "100 more refused with a conflict") || !strings.Contains(msg, path+` {"status":{}} -> 409 Conflict`) {
+		t.Errorf("message:\n%s", msg)
+	}
+}
+
 // The summary divides each controller's reconciles by the objects of its
 // kind that were written.
 func TestLoopGuardSummaryReconcilesPerObject(t *testing.T) {
