@@ -106,7 +106,7 @@ func machineStatus(m *clusterv1.Machine) mapiv1beta1.MachineStatus {
 		out.Phase = ptr.To(p)
 	}
 	if d := st.Deprecated; d != nil && d.V1Beta1 != nil {
-		out.ErrorMessage = copyPtr(d.V1Beta1.FailureMessage)
+		out.ErrorMessage = mapi2capi.CopyPtr(d.V1Beta1.FailureMessage)
 		if d.V1Beta1.FailureReason != nil {
 			out.ErrorReason = ptr.To(mapiv1beta1.MachineStatusError(*d.V1Beta1.FailureReason))
 		}

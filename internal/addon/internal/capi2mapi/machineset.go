@@ -40,7 +40,7 @@ func MachineSet(ms *clusterv1.MachineSet, tmpl client.Object, infra Infra) (*map
 		},
 	}
 	spec := &out.Spec
-	spec.Replicas = copyPtr(ms.Spec.Replicas)
+	spec.Replicas = mapi2capi.CopyPtr(ms.Spec.Replicas)
 	spec.DeletePolicy = string(ms.Spec.Deletion.Order)
 	spec.Selector = selector(&ms.Spec.Selector)
 	ts := &ms.Spec.Template.Spec
@@ -146,7 +146,7 @@ func machineSetStatus(ms *clusterv1.MachineSet, sel *metav1.LabelSelector) mapiv
 	}
 	if d := st.Deprecated; d != nil && d.V1Beta1 != nil {
 		out.FullyLabeledReplicas = d.V1Beta1.FullyLabeledReplicas
-		out.ErrorMessage = copyPtr(d.V1Beta1.FailureMessage)
+		out.ErrorMessage = mapi2capi.CopyPtr(d.V1Beta1.FailureMessage)
 		if d.V1Beta1.FailureReason != nil {
 			out.ErrorReason = ptr.To(mapiv1beta1.MachineSetStatusError(*d.V1Beta1.FailureReason))
 		}

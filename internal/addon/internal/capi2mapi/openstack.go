@@ -33,7 +33,7 @@ func openStackProviderSpec(s *infrav1.OpenStackMachineSpec, in providerInput, p 
 		KeyName:          s.SSHKeyName,
 		Trunk:            s.Trunk,
 		Tags:             slices.Clone(s.Tags),
-		ConfigDrive:      copyPtr(s.ConfigDrive),
+		ConfigDrive:      mapi2capi.CopyPtr(s.ConfigDrive),
 		AvailabilityZone: in.failureDomain,
 	}
 	if in.dataSecretName == nil || *in.dataSecretName == "" {
@@ -277,7 +277,7 @@ func asNetwork(port *infrav1.PortOpts, vips []infrav1.AddressPair, infra Infra, 
 		PortTags:              tagStrings(port.Tags),
 		VNICType:              ptr.Deref(port.VNICType, ""),
 		Profile:               profile(port.Profile, p.Child("profile"), r),
-		PortSecurity:          copyPtr(port.EnablePortSecurity),
+		PortSecurity:          mapi2capi.CopyPtr(port.EnablePortSecurity),
 	}
 	switch n := port.Network; {
 	case n == nil:
@@ -350,13 +350,13 @@ func asPort(port *infrav1.PortOpts, p *field.Path, r *report) mapiv1alpha1.PortO
 	out := mapiv1alpha1.PortOpts{
 		NameSuffix:   ptr.Deref(port.NameSuffix, ""),
 		Description:  ptr.Deref(port.Description, ""),
-		AdminStateUp: copyPtr(port.AdminStateUp),
+		AdminStateUp: mapi2capi.CopyPtr(port.AdminStateUp),
 		MACAddress:   ptr.Deref(port.MACAddress, ""),
 		Tags:         tagStrings(port.Tags),
 		VNICType:     ptr.Deref(port.VNICType, ""),
 		Profile:      profile(port.Profile, p.Child("profile"), r),
-		PortSecurity: copyPtr(port.EnablePortSecurity),
-		Trunk:        copyPtr(port.Trunk),
+		PortSecurity: mapi2capi.CopyPtr(port.EnablePortSecurity),
+		Trunk:        mapi2capi.CopyPtr(port.Trunk),
 	}
 	if n := port.Network; n == nil || n.ID == nil {
 		r.fail(field.Required(p.Child("network", "id"),
@@ -415,12 +415,4 @@ func profile(b *infrav1.BindingProfile, p *field.Path, r *report) map[string]str
 		return nil
 	}
 	return out
-}
-
-func copyPtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

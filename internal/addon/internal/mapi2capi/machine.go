@@ -169,7 +169,7 @@ func machineStatus(m *mapiv1beta1.Machine) clusterv1.MachineStatus {
 		out.Phase = p
 	}
 	if st.ErrorReason != nil || st.ErrorMessage != nil {
-		d := &clusterv1.MachineV1Beta1DeprecatedStatus{FailureMessage: copyPtr(st.ErrorMessage)}
+		d := &clusterv1.MachineV1Beta1DeprecatedStatus{FailureMessage: CopyPtr(st.ErrorMessage)}
 		if st.ErrorReason != nil {
 			d.FailureReason = ptr.To(capierrors.MachineStatusError(*st.ErrorReason))
 		}

@@ -45,7 +45,7 @@ func convertOpenStack(raw []byte, mapiNS string, infra Infra, r *report) *provid
 	spec := infrav1.OpenStackMachineSpec{
 		SSHKeyName:  ps.KeyName,
 		Trunk:       ps.Trunk,
-		ConfigDrive: copyPtr(ps.ConfigDrive),
+		ConfigDrive: CopyPtr(ps.ConfigDrive),
 		IdentityRef: convertIdentity(&ps, mapiNS, infra.Namespace, r),
 	}
 	if ps.Flavor == "" {
@@ -369,7 +369,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-func copyPtr[T any](p *T) *T {
+// CopyPtr is a pointer to a copy of *p, or nil: converted objects never
+// share memory with their source. Both directions use it.
+func CopyPtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}

@@ -79,7 +79,7 @@ func networkPortCommon(net *mapiv1alpha1.NetworkParam, p *field.Path, infra Infr
 	common := infrav1.PortOpts{
 		ResolvedPortSpecFields: infrav1.ResolvedPortSpecFields{
 			AllowedAddressPairs: vipAddressPairs(net, p, infra, r),
-			EnablePortSecurity:  copyPtr(net.PortSecurity),
+			EnablePortSecurity:  CopyPtr(net.PortSecurity),
 			Profile:             convertProfile(net.Profile, p.Child("profile"), r),
 		},
 	}
@@ -235,11 +235,11 @@ func convertPorts(in []mapiv1alpha1.PortOpts, infra Infra, r *report) []infrav1.
 		p := r.providerSpec().Child("ports").Index(i)
 		checkTags(mp.Tags, p.Child("tags"), r)
 		port := infrav1.PortOpts{
-			Trunk: copyPtr(mp.Trunk),
+			Trunk: CopyPtr(mp.Trunk),
 			Tags:  neutronTags(mp.Tags),
 			ResolvedPortSpecFields: infrav1.ResolvedPortSpecFields{
-				AdminStateUp:       copyPtr(mp.AdminStateUp),
-				EnablePortSecurity: copyPtr(mp.PortSecurity),
+				AdminStateUp:       CopyPtr(mp.AdminStateUp),
+				EnablePortSecurity: CopyPtr(mp.PortSecurity),
 				Profile:            convertProfile(mp.Profile, p.Child("profile"), r),
 			},
 		}
