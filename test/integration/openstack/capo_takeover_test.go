@@ -70,6 +70,14 @@ type capoCloud struct {
 	bastion, bastionFIPID          string            // the bastion server's name; its floating IP
 	bastionFIP                     string
 	trunkID, volumeID              string // of the first worker ("" for a cloud without Cinder)
+	rootVolumeID                   string // of the first control-plane machine, with capoShape.rootVolume
+}
+
+// capoShape is what a played CAPO cluster has beyond the default.
+type capoShape struct {
+	// rootVolume: the first control-plane machine boots from a root
+	// volume (spec.rootVolume), when the cloud has Cinder.
+	rootVolume bool
 }
 
 // capoCluster makes, as CAPO v0.14 would, the network, subnet and router
@@ -82,8 +90,10 @@ type capoCloud struct {
 // name), and, when the cloud has Cinder, the worker has an additional
 // volume <machine>-data that CAPO creates before the server. The bastion
 // is the server <cluster>-bastion with its port <cluster>-bastion-0 in the
-// bastion security group, and a floating IP on that port.
-func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, cp, workers []string) *capoCloud {
+// bastion security group, and a floating IP on that port. With
+// shape.rootVolume the first control-plane machine boots from the volume
+// <machine>-root that CAPO creates from the image before the server.
+func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, cp, workers []string, shape capoShape) *capoCloud {
 	t.Helper()
 	ctx := context.Background()
 	c := &capoCloud{
@@ -170,7 +180,19 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 	Expect(err).NotTo(HaveOccurred())
 	c.fipID, c.fip = f.ID, f.FloatingIP
 
-	machine := func(m, sg string, extras bool) {
+	// CAPO v0.14 makes a machine's volumes through Cinder and waits for
+	// them before it creates the server.
+	volume := func(opts volumes.CreateOpts) string {
+		v, err := volumes.Create(ctx, direct.volume, opts, nil).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			got, err := volumes.Get(ctx, direct.volume, v.ID).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Status).To(Equal("available"))
+		}, 3*wait, time.Second).Should(Succeed(), "the played CAPO's volume %s", opts.Name)
+		return v.ID
+	}
+	machine := func(m, sg string, extras, root bool) {
 		port, err := ports.Create(ctx, direct.network, ports.CreateOpts{Name: m + "-0", Description: c.desc, NetworkID: n.ID,
 			SecurityGroups: &[]string{sg}}).Extract()
 		Expect(err).NotTo(HaveOccurred())
@@ -188,32 +210,34 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 		if extras && direct.volume != nil {
 			// CAPO creates the volume, then boots with it (and the image)
 			// in the block device mapping, deleted on termination.
-			v, err := volumes.Create(ctx, direct.volume, volumes.CreateOpts{Name: m + "-data", Size: 1,
-				Description: "Additional block device for " + m}, nil).Extract()
-			Expect(err).NotTo(HaveOccurred())
-			c.volumeID = v.ID
-			Eventually(func(g Gomega) {
-				got, err := volumes.Get(ctx, direct.volume, v.ID).Extract()
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(got.Status).To(Equal("available"))
-			}, 3*wait, time.Second).Should(Succeed(), "the played CAPO's volume")
+			c.volumeID = volume(volumes.CreateOpts{Name: m + "-data", Size: 1, Description: "Additional block device for " + m})
 			opts.BlockDevice = []servers.BlockDevice{
 				{SourceType: servers.SourceImage, UUID: fx.imageID, DestinationType: servers.DestinationLocal, BootIndex: 0, DeleteOnTermination: true},
-				{SourceType: servers.SourceVolume, UUID: v.ID, DestinationType: servers.DestinationVolume, BootIndex: -1, DeleteOnTermination: true},
+				{SourceType: servers.SourceVolume, UUID: c.volumeID, DestinationType: servers.DestinationVolume, BootIndex: -1, DeleteOnTermination: true},
+			}
+		}
+		if root && direct.volume != nil {
+			// The root volume, made from the image; the server has no
+			// image of its own and boots from the volume, deleted on
+			// termination.
+			c.rootVolumeID = volume(volumes.CreateOpts{Name: m + "-root", Size: 1, Description: "Root volume for " + m, ImageID: fx.imageID})
+			opts.ImageRef = ""
+			opts.BlockDevice = []servers.BlockDevice{
+				{SourceType: servers.SourceVolume, UUID: c.rootVolumeID, DestinationType: servers.DestinationVolume, BootIndex: 0, DeleteOnTermination: true},
 			}
 		}
 		srv, err := servers.Create(ctx, direct.compute, opts, nil).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		c.servers[m] = srv.ID
 	}
-	for _, m := range cp {
-		machine(m, c.cpSG, false)
+	for i, m := range cp {
+		machine(m, c.cpSG, false, i == 0 && shape.rootVolume)
 	}
 	for i, m := range workers {
-		machine(m, c.workerSG, i == 0)
+		machine(m, c.workerSG, i == 0, false)
 	}
 	c.bastion = name + "-bastion"
-	machine(c.bastion, c.bastionSG, false)
+	machine(c.bastion, c.bastionSG, false, false)
 	for m, id := range c.servers {
 		Eventually(func(g Gomega) {
 			s, err := servers.Get(ctx, direct.compute, id).Extract()
@@ -269,8 +293,10 @@ func removeCAPOCluster(c *capoCloud, lbc *gophercloud.ServiceClient) {
 	_ = groups.Delete(ctx, direct.network, c.cpSG).ExtractErr()
 	_ = groups.Delete(ctx, direct.network, c.workerSG).ExtractErr()
 	_ = groups.Delete(ctx, direct.network, c.bastionSG).ExtractErr()
-	if c.volumeID != "" {
-		_ = volumes.Delete(ctx, direct.volume, c.volumeID, volumes.DeleteOpts{}).ExtractErr()
+	for _, id := range []string{c.volumeID, c.rootVolumeID} {
+		if id != "" {
+			_ = volumes.Delete(ctx, direct.volume, id, volumes.DeleteOpts{}).ExtractErr()
+		}
 	}
 }
 
@@ -431,6 +457,11 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 				Image: infrav1beta1.ImageParam{ID: ptr.To(fx.imageID)}},
 		}
 		var blockDevices []infrav1.AdditionalBlockDevice
+		var rootVolume *infrav1.RootVolume
+		if c.rootVolumeID != "" && m == cp[0] {
+			osm.Spec.RootVolume = &infrav1beta1.RootVolume{SizeGiB: 1}
+			rootVolume = &infrav1.RootVolume{SizeGiB: 1}
+		}
 		if extras {
 			osm.Spec.Trunk = true
 			if c.volumeID != "" {
@@ -470,7 +501,7 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 				Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
 					SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(sg)}}}},
 				Tags: c.tags, UserDataRef: &corev1.LocalObjectReference{Name: bootstrap.Name},
-				AdditionalBlockDevices: blockDevices,
+				AdditionalBlockDevices: blockDevices, RootVolume: rootVolume,
 			},
 		}
 		if extras {
@@ -587,8 +618,9 @@ func writesBy(calls []openstackproxy.Call) string {
 }
 
 // TestTakeOverCAPOCluster: a cluster CAPO v0.14 made (load balancer with a
-// floating IP, a bastion with a floating IP, a control-plane machine and
-// a worker with a trunk port and an additional volume) is taken over in
+// floating IP, a bastion with a floating IP, a control-plane machine
+// booted from a root volume and a worker with a trunk port and an
+// additional volume) is taken over in
 // place: the cluster and its machines become Ready under this provider
 // with no OpenStack resource created or deleted; read at v1beta1 they
 // still carry the IDs CAPO stored (what CAPO needs after a switch back).
@@ -606,7 +638,7 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 	name := fx.prefix + "-capo"
 	cp, workers := []string{name + "-control-plane-0"}, []string{name + "-md-0"}
 	start := time.Now()
-	c := capoCluster(t, lbc, ns, name, cp, workers)
+	c := capoCluster(t, lbc, ns, name, cp, workers, capoShape{rootVolume: true})
 	cleaned := false
 	t.Cleanup(func() {
 		if !cleaned {
@@ -706,8 +738,11 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 		srv, err := servers.Get(ctx, direct.compute, c.servers[workers[0]]).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(srv.AttachedVolumes).To(ContainElement(servers.AttachedVolume{ID: c.volumeID}))
+		srv, err = servers.Get(ctx, direct.compute, c.servers[cp[0]]).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srv.AttachedVolumes).To(Equal([]servers.AttachedVolume{{ID: c.rootVolumeID}}), "the control-plane machine boots from its root volume")
 	} else {
-		t.Log("the cloud has no Cinder: the worker has no volume")
+		t.Log("the cloud has no Cinder: the worker has no volume, the control-plane machine no root volume")
 	}
 
 	// Delete: machines first (CAPI deletes Machines, then the Cluster),
@@ -740,6 +775,10 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 			_, err := volumes.Get(ctx, direct.volume, c.volumeID).Extract()
 			return gophercloud.ResponseCodeIs(err, 404)
 		}, wait, time.Second).Should(BeTrue(), "CAPO's volume was not deleted")
+		Eventually(func() bool {
+			_, err := volumes.Get(ctx, direct.volume, c.rootVolumeID).Extract()
+			return gophercloud.ResponseCodeIs(err, 404)
+		}, wait, time.Second).Should(BeTrue(), "CAPO's root volume was not deleted")
 	}
 	cleaned = true
 }
