@@ -216,9 +216,12 @@ func TestBuildAPIStandIn(t *testing.T) {
 	b.Spec.Strategy.Type = buildv1.DockerBuildStrategyType
 	h.create(b)
 	pod := h.builderPod(b)
-	h.g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
-	h.g.Expect(b.Status.Phase).To(Equal(buildv1.BuildPhasePending))
-	h.g.Expect(b.Annotations).To(HaveKeyWithValue(buildPodNameAnnotation, pod.Name))
+	// The pod comes first, then the Build's phase (OpenShift's order too).
+	h.g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(h.ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		g.Expect(b.Status.Phase).To(Equal(buildv1.BuildPhasePending))
+		g.Expect(b.Annotations).To(HaveKeyWithValue(buildPodNameAnnotation, pod.Name))
+	}).WithTimeout(timeout).Should(Succeed())
 
 	cancel := client.RawPatch(types.MergePatchType, []byte(`{"status":{"cancelled":true}}`))
 	err := env.Client.Status().Patch(h.ctx, b, cancel)
