@@ -89,10 +89,11 @@ func (o *Options) Validate(mgrNamespace string) error {
 	return nil
 }
 
-// Controllers returns the add-on's controllers. The MachineSet sync and the
-// migration controllers share one stale-cache guard (internal/freshness):
-// they write the same MAPI objects, and a write of one makes the other's
-// cached copy stale.
+// Controllers returns the add-on's controllers. The MachineSet and Machine
+// syncs and the migration controllers share one stale-cache guard
+// (internal/freshness): they write the same MAPI objects, and a write of
+// one makes the other's cached copy stale. The Secret sync does not need
+// it (docs/addon/machineset-sync.md, "The Synchronized condition").
 func Controllers(o *Options) []manager.Controller {
 	fresh := freshness.New()
 	return []manager.Controller{
@@ -120,7 +121,8 @@ func Controllers(o *Options) []manager.Controller {
 					return err
 				}
 				return (&machinesync.Reconciler{
-					Client:           mgr.GetClient(),
+					Client:           fresh.Client(mgr.GetClient()),
+					Freshness:        fresh,
 					Recorder:         mgr.GetEventRecorder("machine-sync-controller"),
 					MAPINamespace:    o.MAPINamespace,
 					CAPINamespace:    o.CAPINamespace,

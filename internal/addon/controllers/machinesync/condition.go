@@ -126,9 +126,15 @@ func (r *Reconciler) setSynchronized(ctx context.Context, m *mapiv1beta1.Machine
 }
 
 // apply writes c, gen and api to m's status and updates m with the API
-// server's answer (write.ApplySynchronized says why an apply).
+// server's answer (write.ApplySynchronized says why an apply), recorded in
+// the stale-cache guard: the recording client sees no apply.
 func (r *Reconciler) apply(ctx context.Context, m *mapiv1beta1.Machine, c mapiv1beta1.Condition, gen int64, api mapiv1beta1.SynchronizedAPI) error {
-	return write.ApplySynchronized(ctx, r.Client, m, "Machine", c, gen, api, ConditionFieldOwner)
+	before := m.ResourceVersion
+	if err := write.ApplySynchronized(ctx, r.Client, m, "Machine", c, gen, api, ConditionFieldOwner); err != nil {
+		return err
+	}
+	r.Freshness.Wrote(m, before)
+	return nil
 }
 
 // record records events for a change of the condition: the warnings when

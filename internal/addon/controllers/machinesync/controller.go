@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -50,6 +51,7 @@ import (
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/freshness"
 )
 
 // +kubebuilder:rbac:groups=machine.openshift.io,resources=machines,verbs=get;list;watch;create;patch;delete
@@ -82,8 +84,15 @@ const (
 
 // Reconciler syncs MAPI Machines and their CAPI partners.
 type Reconciler struct {
+	// Client writes through Freshness.Client, so that the writes are
+	// recorded.
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Freshness is the stale-cache guard the add-on's controllers share
+	// (nil: none): the migration controller writes the MAPI Machine's
+	// status.authoritativeAPI, and a copy from before that write would
+	// have this controller act for the wrong side.
+	Freshness *freshness.Tracker
 	// MAPINamespace holds the MAPI Machines, CAPINamespace their partners.
 	MAPINamespace, CAPINamespace string
 	// ClusterName, when set, is the CAPI Cluster's name.
@@ -144,6 +153,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if s.mapi != nil && r.WatchFilterValue != "" && s.mapi.Labels[clusterv1.WatchLabel] != r.WatchFilterValue {
 		return ctrl.Result{}, nil
 	}
+	if slices.ContainsFunc(s.objects(), r.Freshness.Stale) {
+		// A copy that a write of the add-on replaced: that write's event
+		// is on its way.
+		return ctrl.Result{RequeueAfter: freshness.Retry}, nil
+	}
 	switch {
 	case s.mapi == nil:
 		err = r.reconcileNoMAPI(ctx, s)
@@ -185,6 +199,18 @@ type scope struct {
 	infra client.Object
 	// server is the OpenStackServer of an OpenStackMachine, if any.
 	server *infrav1alpha1.OpenStackServer
+}
+
+// objects are the objects of s that exist.
+func (s *scope) objects() []client.Object {
+	var out []client.Object
+	if s.mapi != nil {
+		out = append(out, s.mapi)
+	}
+	if s.capi != nil {
+		out = append(out, s.capi)
+	}
+	return append(out, s.partners()...)
 }
 
 // partners are the infrastructure machine and server that exist.
