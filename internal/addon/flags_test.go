@@ -50,9 +50,6 @@ func TestMigrationUsesParsedNamespaces(t *testing.T) {
 			g.Expect(ctl.Setup(ctx, mgr, manager.ControllerOptions{MaxConcurrentReconciles: 1})).To(Succeed())
 		}
 	}
-	stop := envtest.RunManager(ctx, mgr)
-	t.Cleanup(func() { _ = stop() })
-
 	const name = "ms-flags"
 	sel := map[string]string{"machine.openshift.io/cluster-api-machineset": name}
 	capi := &clusterv1.MachineSet{
@@ -84,6 +81,11 @@ func TestMigrationUsesParsedNamespaces(t *testing.T) {
 	mapi.Status.SynchronizedGeneration = mapi.Generation
 	mapi.Status.Conditions = []mapiv1beta1.Condition{{Type: "Synchronized", Status: corev1.ConditionTrue, Reason: "ResourceSynchronized", LastTransitionTime: metav1.Now()}}
 	g.Expect(c.Status().Update(ctx, mapi)).To(Succeed())
+	// Started only now: on a MachineSet without status.authoritativeAPI
+	// the migration controller's first step sets it from spec
+	// (ClusterAPI), which would race the update above.
+	stop := envtest.RunManager(ctx, mgr)
+	t.Cleanup(func() { _ = stop() })
 
 	g.Eventually(func(g Gomega) {
 		got := &mapiv1beta1.MachineSet{}
