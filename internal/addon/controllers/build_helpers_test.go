@@ -522,9 +522,17 @@ func (h *harness) setFailed(obj client.Object) {
 	}
 }
 
-// jobPod plays the Job controller and kubelet: a pod of the Job whose
-// builder container ended with exit code and termination message msg.
-func (h *harness) jobPod(job *batchv1.Job, phase corev1.PodPhase, code int32, msg string) {
+// workerPool makes the inputs and the layered pool "worker" on the
+// MachineConfig "a", which most tests start from, and returns their names.
+func (h *harness) workerPool() (pool, config string) {
+	h.inputs()
+	config = h.machineConfig("a")
+	return h.pool("worker", config, true).Name, config
+}
+
+// createJobPod plays the Job controller: it creates a pod of job, from
+// its template, owned by it.
+func (h *harness) createJobPod(job *batchv1.Job) *corev1.Pod {
 	h.t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -536,6 +544,14 @@ func (h *harness) jobPod(job *batchv1.Job, phase corev1.PodPhase, code int32, ms
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}
 	h.create(pod)
+	return pod
+}
+
+// jobPod plays the Job controller and kubelet: a pod of the Job whose
+// builder container ended with exit code and termination message msg.
+func (h *harness) jobPod(job *batchv1.Job, phase corev1.PodPhase, code int32, msg string) {
+	h.t.Helper()
+	pod := h.createJobPod(job)
 	now := metav1.Now()
 	pod.Status = corev1.PodStatus{
 		Phase: phase,

@@ -55,9 +55,7 @@ func TestHungAPIServer(t *testing.T) {
 		h := newHarness(t, osbuild.BackendBuild)
 		h.opts.APITimeout = 300 * time.Millisecond
 		hang := h.hangSecretReads()
-		h.inputs()
-		config := h.machineConfig("a")
-		pool := h.pool("worker", config, true).Name
+		pool, _ := h.workerPool()
 		rc := h.start()
 
 		h.g.Eventually(func() int { return len(rc.failures()) }).Should(BeNumerically(">=", 2),

@@ -20,9 +20,7 @@ import (
 // build's objects are removed.
 func TestHappyPath(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
-		h.inputs()
-		config := h.machineConfig("a")
-		pool := h.pool("worker", config, true).Name
+		pool, config := h.workerPool()
 		h.start()
 
 		build := h.waitBuildFor(pool, config)
@@ -79,9 +77,7 @@ func (h *harness) checkManifest(obj client.Object, config string) {
 // not rebuilt; deleting the build object retries.
 func TestFailure(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
-		h.inputs()
-		config := h.machineConfig("a")
-		pool := h.pool("worker", config, true).Name
+		pool, config := h.workerPool()
 		h.start()
 
 		build := h.waitBuildFor(pool, config)
@@ -122,9 +118,7 @@ func TestFailure(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
 		h.opts.Timeout = 2 * time.Second
-		h.inputs()
-		config := h.machineConfig("a")
-		pool := h.pool("worker", config, true).Name
+		pool, config := h.workerPool()
 		h.start()
 
 		build := h.waitBuildFor(pool, config)
@@ -177,16 +171,7 @@ func (h *harness) builderPod(obj client.Object) *corev1.Pod {
 		}).Should(Succeed(), "the build controller creates the Build's pod")
 		return pod
 	case *batchv1.Job:
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{
-				GenerateName: o.Name + "-", Namespace: o.Namespace,
-				Labels:          o.Spec.Template.Labels,
-				Annotations:     o.Spec.Template.Annotations,
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(o, batchv1.SchemeGroupVersion.WithKind("Job"))},
-			},
-			Spec: *o.Spec.Template.Spec.DeepCopy(),
-		}
-		h.create(pod)
+		pod := h.createJobPod(o)
 		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
 			Name: osbuild.BuilderContainer, Image: o.Spec.Template.Spec.Containers[0].Image, Ready: true,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
@@ -280,9 +265,7 @@ func TestOptOut(t *testing.T) {
 // running build instead of starting a second one.
 func TestRestartAdoptsRunningBuild(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
-		h.inputs()
-		config := h.machineConfig("a")
-		pool := h.pool("worker", config, true).Name
+		pool, config := h.workerPool()
 		first := h.start()
 
 		build := h.waitBuildFor(pool, config)
@@ -360,9 +343,7 @@ func TestAbandonedConfigMapsAreRemoved(t *testing.T) {
 // opted in is never written.
 func TestBuildSteadyStateWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
-		h.inputs()
-		config := h.machineConfig("a")
-		pool := h.pool("worker", config, true).Name
+		pool, config := h.workerPool()
 		plain := h.pool("plain", config, false).Name
 		rc := h.start()
 		h.setSucceeded(h.waitBuildFor(pool, config), digest('a'))
@@ -398,9 +379,7 @@ func (h *harness) settle(rc *runningController) {
 // deletes the first backend's build objects, and the new backend builds.
 func TestBackendSwitchSweepsOtherBackend(t *testing.T) {
 	h := newHarness(t, osbuild.BackendBuild)
-	h.inputs()
-	config := h.machineConfig("a")
-	pool := h.pool("worker", config, true).Name
+	pool, config := h.workerPool()
 	first := h.start()
 	build := h.waitBuildFor(pool, config)
 	first.stop(t)

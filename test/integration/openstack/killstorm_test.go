@@ -211,6 +211,49 @@ func (o *stormObjects) leftInOpenStack(t *testing.T) []string {
 // machine, the bastion and the extra server.
 func (o *stormObjects) servers() int { return len(o.machines) + 2 }
 
+// killPhase is the create or the delete of a round, under kills.
+type killPhase struct {
+	name string
+	// kills is the most kills; window the first kill's, which widens by
+	// killWiden with each kill.
+	kills  int
+	window time.Duration
+	// count is the phase's counter in killStats.
+	count *int
+	// done tells that the phase is over; steps what the objects have done
+	// (logged with each kill); after, if set, runs after each kill.
+	done  func() bool
+	steps func() []string
+	after func()
+}
+
+// killDuring kills cur, the running manager, at a random moment of each
+// window until the phase is done or has had its kills, and starts it again
+// after each. It returns the running manager and when the last kill was
+// (now, without one).
+func killDuring(t *testing.T, bin string, rng *rand.Rand, st *killStats, cur *subprocessManager, p killPhase) (*subprocessManager, time.Time) {
+	t.Helper()
+	var last time.Time
+	for i := 0; i < p.kills && !p.done(); i++ {
+		time.Sleep(time.Duration(rng.Int63n(int64(p.window + time.Duration(i)*killWiden))))
+		cur.kill(t)
+		last = time.Now()
+		steps := p.steps()
+		st.kills++
+		*p.count++
+		st.steps.Add(steps...)
+		t.Logf("round %d %s kill %d: %s", st.rounds, p.name, i, strings.Join(steps, "; "))
+		if p.after != nil {
+			p.after()
+		}
+		cur = startSubprocessManager(t, bin)
+	}
+	if last.IsZero() {
+		last = time.Now()
+	}
+	return cur, last
+}
+
 func killRound(t *testing.T, bin string, rng *rand.Rand, st *killStats) {
 	t.Helper()
 	st.rounds++
@@ -235,43 +278,23 @@ func killRound(t *testing.T, bin string, rng *rand.Rand, st *killStats) {
 	})
 
 	// Create, with kills.
-	var last time.Time
-	for i := 0; i < createKills && !o.allReady(t); i++ {
-		time.Sleep(time.Duration(rng.Int63n(int64(createKillBase + time.Duration(i)*killWiden))))
-		cur.kill(t)
-		last = time.Now()
-		steps := o.createSteps(t)
-		st.kills++
-		st.createKills++
-		st.steps.Add(steps...)
-		t.Logf("round %d create kill %d: %s", st.rounds, i, strings.Join(steps, "; "))
-		o.markProvisioned(t)
-		cur = startSubprocessManager(t, bin)
-	}
-	if last.IsZero() {
-		last = time.Now()
-	}
+	cur, last := killDuring(t, bin, rng, st, cur, killPhase{
+		name: "create", kills: createKills, window: createKillBase, count: &st.createKills,
+		done:  func() bool { return o.allReady(t) },
+		steps: func() []string { return o.createSteps(t) },
+		after: func() { o.markProvisioned(t) },
+	})
 	o.waitReady(t)
 	st.createConverge = append(st.createConverge, time.Since(last))
 	st.duplicates += o.duplicates(t)
 
 	// Delete, with kills.
 	o.delete(t)
-	last = time.Time{}
-	for i := 0; i < deleteKills && !o.allGone(t); i++ {
-		time.Sleep(time.Duration(rng.Int63n(int64(deleteKillBase + time.Duration(i)*killWiden))))
-		cur.kill(t)
-		last = time.Now()
-		steps := o.deleteSteps(t)
-		st.kills++
-		st.delKills++
-		st.steps.Add(steps...)
-		t.Logf("round %d delete kill %d: %s", st.rounds, i, strings.Join(steps, "; "))
-		cur = startSubprocessManager(t, bin)
-	}
-	if last.IsZero() {
-		last = time.Now()
-	}
+	cur, last = killDuring(t, bin, rng, st, cur, killPhase{
+		name: "delete", kills: deleteKills, window: deleteKillBase, count: &st.delKills,
+		done:  func() bool { return o.allGone(t) },
+		steps: func() []string { return o.deleteSteps(t) },
+	})
 	o.waitGone(t)
 	st.delGone = append(st.delGone, time.Since(last))
 	cur.stop(t)
