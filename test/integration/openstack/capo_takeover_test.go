@@ -3,6 +3,7 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -78,6 +79,10 @@ type capoShape struct {
 	// rootVolume: the first control-plane machine boots from a root
 	// volume (spec.rootVolume), when the cloud has Cinder.
 	rootVolume bool
+	// noLoadBalancer: no API load balancer (v1beta1
+	// apiServerLoadBalancer absent); the API endpoint is a floating IP on
+	// the first control-plane machine.
+	noLoadBalancer bool
 }
 
 // capoCluster makes, as CAPO v0.14 would, the network, subnet and router
@@ -91,7 +96,8 @@ type capoShape struct {
 // volume <machine>-data that CAPO creates before the server. The bastion
 // is the server <cluster>-bastion with its port <cluster>-bastion-0 in the
 // bastion security group, and a floating IP on that port. With
-// shape.rootVolume the first control-plane machine boots from the volume
+// shape.noLoadBalancer there is no load balancer, and the API floating IP
+// is on the first control-plane machine's port. With shape.rootVolume the first control-plane machine boots from the volume
 // <machine>-root that CAPO creates from the image before the server.
 func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, cp, workers []string, shape capoShape) *capoCloud {
 	t.Helper()
@@ -149,36 +155,19 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 	rule(c.workerSG, "Node Port Services", rules.ProtocolTCP, 30000, 32767, c.cpSG, "")
 	rule(c.bastionSG, "SSH", rules.ProtocolTCP, 22, 22, "", "0.0.0.0/0")
 
-	lbName := c.base + "-kubeapi"
-	lb, err := loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{Name: lbName, Description: c.desc, VipSubnetID: sn.ID, Tags: c.tags}).Extract()
-	Expect(err).NotTo(HaveOccurred())
-	c.lbID = lb.ID
-	waitLB := func() {
-		Eventually(func(g Gomega) {
-			got, err := loadbalancers.Get(ctx, lbc, c.lbID).Extract()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.ProvisioningStatus).To(Equal("ACTIVE"))
-			c.vip, c.vipPortID = got.VipAddress, got.VipPortID
-		}, 3*wait, time.Second).Should(Succeed(), "the played CAPO's load balancer")
+	// The API endpoint: the load balancer's floating IP or, without a
+	// load balancer, the floating IP that CAPO's cluster controller
+	// allocates (tagged with the cluster's tags) and its machine
+	// controller puts on the first control-plane machine's first port.
+	var addMember func(m string)
+	if shape.noLoadBalancer {
+		f, err := floatingips.Create(ctx, direct.network, floatingips.CreateOpts{FloatingNetworkID: c.extNetID, Description: c.desc}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		c.fipID, c.fip = f.ID, f.FloatingIP
+		tag("floatingips", f.ID)
+	} else {
+		addMember = capoLoadBalancer(lbc, c, sn.ID)
 	}
-	waitLB()
-	pool := fmt.Sprintf("%s-%d", lbName, 6443)
-	l, err := listeners.Create(ctx, lbc, listeners.CreateOpts{Name: pool, Protocol: listeners.ProtocolTCP, ProtocolPort: 6443,
-		LoadbalancerID: lb.ID, Tags: c.tags}).Extract()
-	Expect(err).NotTo(HaveOccurred())
-	waitLB()
-	p, err := pools.Create(ctx, lbc, pools.CreateOpts{Name: pool, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin,
-		ListenerID: l.ID, Tags: c.tags}).Extract()
-	Expect(err).NotTo(HaveOccurred())
-	waitLB()
-	_, err = monitors.Create(ctx, lbc, monitors.CreateOpts{Name: pool, PoolID: p.ID, Type: monitors.TypeTCP,
-		Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3}).Extract()
-	Expect(err).NotTo(HaveOccurred())
-	waitLB()
-	f, err := floatingips.Create(ctx, direct.network, floatingips.CreateOpts{FloatingNetworkID: c.extNetID, PortID: c.vipPortID,
-		Description: c.desc}).Extract()
-	Expect(err).NotTo(HaveOccurred())
-	c.fipID, c.fip = f.ID, f.FloatingIP
 
 	// CAPO v0.14 makes a machine's volumes through Cinder and waits for
 	// them before it creates the server.
@@ -249,13 +238,58 @@ func capoCluster(t *testing.T, lbc *gophercloud.ServiceClient, ns, name string, 
 		PortID: c.serverPorts[c.bastion], Description: c.desc}).Extract()
 	Expect(err).NotTo(HaveOccurred())
 	c.bastionFIPID, c.bastionFIP = bf.ID, bf.FloatingIP
+	if addMember == nil {
+		_, err := floatingips.Update(ctx, direct.network, c.fipID, floatingips.UpdateOpts{PortID: ptr.To(c.serverPorts[cp[0]])}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		return c
+	}
 	for _, m := range cp {
+		addMember(m)
+	}
+	return c
+}
+
+// capoLoadBalancer makes CAPO's API load balancer on the subnet, with a
+// floating IP on its VIP, and returns what adds a control-plane machine
+// to its pool.
+func capoLoadBalancer(lbc *gophercloud.ServiceClient, c *capoCloud, subnetID string) func(m string) {
+	ctx := context.Background()
+	lbName := c.base + "-kubeapi"
+	lb, err := loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{Name: lbName, Description: c.desc, VipSubnetID: subnetID, Tags: c.tags}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.lbID = lb.ID
+	waitLB := func() {
+		Eventually(func(g Gomega) {
+			got, err := loadbalancers.Get(ctx, lbc, c.lbID).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.ProvisioningStatus).To(Equal("ACTIVE"))
+			c.vip, c.vipPortID = got.VipAddress, got.VipPortID
+		}, 3*wait, time.Second).Should(Succeed(), "the played CAPO's load balancer")
+	}
+	waitLB()
+	pool := fmt.Sprintf("%s-%d", lbName, 6443)
+	l, err := listeners.Create(ctx, lbc, listeners.CreateOpts{Name: pool, Protocol: listeners.ProtocolTCP, ProtocolPort: 6443,
+		LoadbalancerID: lb.ID, Tags: c.tags}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	waitLB()
+	p, err := pools.Create(ctx, lbc, pools.CreateOpts{Name: pool, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin,
+		ListenerID: l.ID, Tags: c.tags}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	waitLB()
+	_, err = monitors.Create(ctx, lbc, monitors.CreateOpts{Name: pool, PoolID: p.ID, Type: monitors.TypeTCP,
+		Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	waitLB()
+	f, err := floatingips.Create(ctx, direct.network, floatingips.CreateOpts{FloatingNetworkID: c.extNetID, PortID: c.vipPortID,
+		Description: c.desc}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	c.fipID, c.fip = f.ID, f.FloatingIP
+	return func(m string) {
 		_, err := pools.CreateMember(ctx, lbc, p.ID, pools.CreateMemberOpts{Name: pool + "-" + m, Address: c.serverIP[m],
 			ProtocolPort: 6443, Tags: c.tags}).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		waitLB()
 	}
-	return c
 }
 
 // removeCAPOCluster deletes what capoCluster made, for a test that failed
@@ -270,9 +304,14 @@ func removeCAPOCluster(c *capoCloud, lbc *gophercloud.ServiceClient) {
 	if c.trunkID != "" {
 		_ = trunks.Delete(ctx, direct.network, c.trunkID).ExtractErr()
 	}
-	_ = loadbalancers.Delete(ctx, lbc, c.lbID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr()
+	if c.lbID != "" {
+		_ = loadbalancers.Delete(ctx, lbc, c.lbID, loadbalancers.DeleteOpts{Cascade: true}).ExtractErr()
+	}
 	for i := 0; i < 60; i++ {
 		if _, err := servers.Get(ctx, direct.compute, firstValue(c.servers)).Extract(); err != nil {
+			if c.lbID == "" {
+				break
+			}
 			if _, err := loadbalancers.Get(ctx, lbc, c.lbID).Extract(); err != nil {
 				break
 			}
@@ -406,6 +445,10 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 				Flavor: ptr.To(fx.flavorName), Image: infrav1beta1.ImageParam{ID: ptr.To(fx.imageID)}}},
 		},
 	}
+	if c.lbID == "" {
+		// CAPO's without-lb template: no apiServerLoadBalancer.
+		osc.Spec.APIServerLoadBalancer = nil
+	}
 	Expect(cl.Create(ctx, osc)).To(Succeed())
 	osc.Status = infrav1beta1.OpenStackClusterStatus{
 		Ready:           true,
@@ -426,6 +469,9 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 			Resources: &infrav1beta1.MachineResources{Ports: []infrav1beta1.PortStatus{{ID: c.serverPorts[c.bastion]}}}},
 		Conditions: infrav1beta1.Conditions{v1beta1Condition("Ready"), v1beta1Condition("APIEndpointReady"),
 			v1beta1Condition("NetworkReady"), v1beta1Condition("SecurityGroupsReady")},
+	}
+	if c.lbID == "" {
+		osc.Status.APIServerLoadBalancer = nil
 	}
 	Expect(cl.Status().Update(ctx, osc)).To(Succeed())
 	expectReadBack(t, cl, osc, &infrav1beta1.OpenStackCluster{})
@@ -449,6 +495,13 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 		Expect(cl.Create(ctx, machine)).To(Succeed())
 		port := infrav1beta1.ResolvedPortSpec{Name: m + "-0", Description: c.desc, NetworkID: c.networkID, Tags: c.tags, SecurityGroups: []string{sg}}
 		addresses := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: c.serverIP[m]}, {Type: corev1.NodeInternalDNS, Address: m}}
+		machineAddresses := []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[m]}}
+		if c.lbID == "" && m == cp[0] {
+			// CAPO lists the floating IP on the machine's port as an
+			// external address.
+			addresses = slices.Insert(addresses, 1, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: c.fip})
+			machineAddresses = append(machineAddresses, clusterv1.MachineAddress{Type: clusterv1.MachineExternalIP, Address: c.fip})
+		}
 		osm := &infrav1beta1.OpenStackMachine{
 			ObjectMeta: metav1.ObjectMeta{Name: m, Namespace: ns, Labels: labels, Finalizers: []string{infrav1.OpenStackMachineFinalizer},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m, UID: machine.UID,
@@ -510,7 +563,7 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 		Expect(cl.Create(ctx, oss)).To(Succeed())
 		oss.Status = infrav1alpha1.OpenStackServerStatus{
 			InstanceID: ptr.To(c.servers[m]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
-			Addresses: []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[m]}},
+			Addresses: machineAddresses,
 			Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
 				Name: m + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{sg}}}},
 			Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[m]}}},
@@ -617,39 +670,36 @@ func writesBy(calls []openstackproxy.Call) string {
 	return b.String()
 }
 
-// TestTakeOverCAPOCluster: a cluster CAPO v0.14 made (load balancer with a
-// floating IP, a bastion with a floating IP, a control-plane machine
-// booted from a root volume and a worker with a trunk port and an
-// additional volume) is taken over in
-// place: the cluster and its machines become Ready under this provider
-// with no OpenStack resource created or deleted; read at v1beta1 they
-// still carry the IDs CAPO stored (what CAPO needs after a switch back).
-// Then the cluster is deleted by this provider and nothing is left.
-func TestTakeOverCAPOCluster(t *testing.T) {
-	RegisterTestingT(t)
-	needCloud(t)
-	lbc := loadBalancerClient(t)
-	if lbc == nil {
-		t.Fatal("the local cloud has no Octavia (load-balancer) endpoint; hack/openstack/up.sh installs one")
-	}
+// playCAPO plays CAPO v0.14: an API server with this provider's webhooks,
+// the cluster name in namespace capo-<prefix> made in OpenStack
+// (capoCluster) and stored (capoObjects). What it made in OpenStack is
+// removed if the test fails.
+func playCAPO(t *testing.T, lbc *gophercloud.ServiceClient, name string, cp, workers []string, shape capoShape) (
+	*envtest.Environment, *capoCloud, *infrav1beta1.OpenStackCluster, map[string]*infrav1beta1.OpenStackMachine) {
+	t.Helper()
 	e := capoEnv(t)
-	ctx := context.Background()
 	ns := "capo-" + fx.prefix
-	name := fx.prefix + "-capo"
-	cp, workers := []string{name + "-control-plane-0"}, []string{name + "-md-0"}
 	start := time.Now()
-	c := capoCluster(t, lbc, ns, name, cp, workers, capoShape{rootVolume: true})
-	cleaned := false
+	c := capoCluster(t, lbc, ns, name, cp, workers, shape)
 	t.Cleanup(func() {
-		if !cleaned {
+		if t.Failed() {
 			removeCAPOCluster(c, lbc)
 		}
 	})
 	t.Logf("the played CAPO made its cluster in %s", time.Since(start).Round(time.Second))
 	osc, osms := capoObjects(t, e, ns, name, c, cp, workers)
+	return e, c, osc, osms
+}
 
+// takeOver starts this provider's controllers on e and waits until the
+// cluster and the machines CAPO made are Ready under it; no OpenStack
+// resource may have been created or deleted meanwhile (counted at the
+// proxy). It returns the cluster, read at v1beta2.
+func takeOver(t *testing.T, e *envtest.Environment, osc *infrav1beta1.OpenStackCluster, osms map[string]*infrav1beta1.OpenStackMachine) *infrav1.OpenStackCluster {
+	t.Helper()
+	ctx := context.Background()
 	proxy.Reset()
-	start = time.Now()
+	start := time.Now()
 	startManagerOn(t, e)
 	cl := e.Client
 	hub := &infrav1.OpenStackCluster{}
@@ -663,22 +713,78 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 	for m := range osms {
 		osm := &infrav1.OpenStackMachine{}
 		Eventually(func(g Gomega) {
-			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: m}, osm)).To(Succeed())
+			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: m}, osm)).To(Succeed())
 			g.Expect(ours(osm)).To(BeTrue(), "machine %s not reconciled by this provider yet", m)
 			oss := &infrav1alpha1.OpenStackServer{}
-			_ = cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: m}, oss)
+			_ = cl.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: m}, oss)
 			g.Expect(capiconditions.IsTrue(osm, infrav1.ReadyCondition)).To(BeTrue(), "machine %s: InstanceReady %s; APIServerIngressReady %s; server conditions %+v",
 				m, condition(osm, infrav1.InstanceReadyCondition), condition(osm, infrav1.APIServerIngressReadyCondition), oss.Status.Conditions)
 		}, 2*wait, 500*time.Millisecond).Should(Succeed())
 	}
-	// The membership of the control-plane machine was adopted, not doubled.
-	members, err := poolMembers(lbc, c.lbID)
-	Expect(err).NotTo(HaveOccurred())
-	t.Logf("taken over in %s; pools: %v", time.Since(start).Round(time.Millisecond), members)
+	t.Logf("taken over in %s", time.Since(start).Round(time.Millisecond))
 	calls := proxy.Calls()
 	t.Logf("OpenStack calls of the take-over: %d (%d writes: %s)\n%s", proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite),
 		writesBy(calls), proxy.Summary())
 	Expect(openstackCreatesAndDeletes(calls)).To(BeEmpty(), "the take-over created or deleted OpenStack resources")
+	return hub
+}
+
+// deleteTakenOver deletes what was taken over through this provider:
+// machines first (CAPI deletes Machines, then the Cluster), then the
+// cluster. Nothing may be left, CAPO's floating IPs included.
+func deleteTakenOver(t *testing.T, cl client.Client, hub *infrav1.OpenStackCluster, osms map[string]*infrav1beta1.OpenStackMachine, c *capoCloud) {
+	t.Helper()
+	ctx := context.Background()
+	proxy.Reset()
+	start := time.Now()
+	for m := range osms {
+		Expect(cl.Delete(ctx, &infrav1.OpenStackMachine{ObjectMeta: metav1.ObjectMeta{Namespace: hub.Namespace, Name: m}})).To(Succeed())
+	}
+	Expect(cl.Delete(ctx, hub)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(hub), hub))
+	}, 3*wait, 500*time.Millisecond).Should(BeTrue(), func() string {
+		return "the OpenStackCluster was not deleted: Deleting " + condition(hub, clusterv1.DeletingCondition)
+	})
+	t.Logf("deleted in %s with %d OpenStack calls (%d writes)", time.Since(start).Round(time.Millisecond), proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite))
+	expectNoClusterLeftovers(t, hub.Namespace, hub.Name)
+	Eventually(func() bool {
+		_, err := floatingips.Get(ctx, direct.network, c.fipID).Extract()
+		return gophercloud.ResponseCodeIs(err, 404)
+	}, wait, time.Second).Should(BeTrue(), "CAPO's API floating IP %s was not released", c.fip)
+	Eventually(func() bool {
+		_, err := floatingips.Get(ctx, direct.network, c.bastionFIPID).Extract()
+		return gophercloud.ResponseCodeIs(err, 404)
+	}, wait, time.Second).Should(BeTrue(), "CAPO's bastion floating IP %s was not released", c.bastionFIP)
+}
+
+// TestTakeOverCAPOCluster: a cluster CAPO v0.14 made (load balancer with a
+// floating IP, a bastion with a floating IP, a control-plane machine
+// booted from a root volume and a worker with a trunk port and an
+// additional volume) is taken over in place: the cluster and its machines
+// become Ready under this provider with no OpenStack resource created or
+// deleted; read at v1beta1 they still carry the IDs CAPO stored (what CAPO
+// needs after a switch back). Then the cluster is deleted by this
+// provider and nothing is left.
+func TestTakeOverCAPOCluster(t *testing.T) {
+	RegisterTestingT(t)
+	needCloud(t)
+	lbc := loadBalancerClient(t)
+	if lbc == nil {
+		t.Fatal("the local cloud has no Octavia (load-balancer) endpoint; hack/openstack/up.sh installs one")
+	}
+	ctx := context.Background()
+	name := fx.prefix + "-capo"
+	cp, workers := []string{name + "-control-plane-0"}, []string{name + "-md-0"}
+	e, c, osc, osms := playCAPO(t, lbc, name, cp, workers, capoShape{rootVolume: true})
+	ns := osc.Namespace
+	hub := takeOver(t, e, osc, osms)
+	cl := e.Client
+
+	// The membership of the control-plane machine was adopted, not doubled.
+	members, err := poolMembers(lbc, c.lbID)
+	Expect(err).NotTo(HaveOccurred())
+	t.Logf("pools: %v", members)
 	Expect(members).To(Equal(map[string][]string{c.base + "-kubeapi-6443": {c.base + "-kubeapi-6443-" + cp[0]}}))
 
 	// What CAPO stored is what this provider keeps: the same resources,
@@ -745,29 +851,7 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 		t.Log("the cloud has no Cinder: the worker has no volume, the control-plane machine no root volume")
 	}
 
-	// Delete: machines first (CAPI deletes Machines, then the Cluster),
-	// then the cluster; nothing may be left, CAPO's floating IP included.
-	proxy.Reset()
-	start = time.Now()
-	for m := range osms {
-		Expect(cl.Delete(ctx, &infrav1.OpenStackMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: m}})).To(Succeed())
-	}
-	Expect(cl.Delete(ctx, hub)).To(Succeed())
-	Eventually(func() bool {
-		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(hub), hub))
-	}, 3*wait, 500*time.Millisecond).Should(BeTrue(), func() string {
-		return "the OpenStackCluster was not deleted: Deleting " + condition(hub, clusterv1.DeletingCondition)
-	})
-	t.Logf("deleted in %s with %d OpenStack calls (%d writes)", time.Since(start).Round(time.Millisecond), proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite))
-	expectNoClusterLeftovers(t, ns, name)
-	Eventually(func() bool {
-		_, err := floatingips.Get(ctx, direct.network, c.fipID).Extract()
-		return gophercloud.ResponseCodeIs(err, 404)
-	}, wait, time.Second).Should(BeTrue(), "CAPO's API floating IP %s was not released", c.fip)
-	Eventually(func() bool {
-		_, err := floatingips.Get(ctx, direct.network, c.bastionFIPID).Extract()
-		return gophercloud.ResponseCodeIs(err, 404)
-	}, wait, time.Second).Should(BeTrue(), "CAPO's bastion floating IP %s was not released", c.bastionFIP)
+	deleteTakenOver(t, cl, hub, osms, c)
 	_, err = trunks.Get(ctx, direct.network, c.trunkID).Extract()
 	Expect(gophercloud.ResponseCodeIs(err, 404)).To(BeTrue(), "CAPO's trunk was not deleted: %v", err)
 	if c.volumeID != "" {
@@ -780,5 +864,53 @@ func TestTakeOverCAPOCluster(t *testing.T) {
 			return gophercloud.ResponseCodeIs(err, 404)
 		}, wait, time.Second).Should(BeTrue(), "CAPO's root volume was not deleted")
 	}
-	cleaned = true
+}
+
+// TestTakeOverCAPOClusterWithoutLoadBalancer: a cluster CAPO v0.14 made
+// without an API load balancer (apiServerLoadBalancer absent, as in CAPO's
+// without-lb template): CAPO allocated a floating IP for the API, made it
+// the control plane endpoint, and put it on the control-plane machine's
+// port. It is taken over with no OpenStack resource created or deleted and
+// the endpoint unchanged; deleting the cluster releases CAPO's floating
+// IP.
+func TestTakeOverCAPOClusterWithoutLoadBalancer(t *testing.T) {
+	RegisterTestingT(t)
+	needCloud(t)
+	ctx := context.Background()
+	name := fx.prefix + "-capo-nolb"
+	cp := []string{name + "-control-plane-0"}
+	e, c, osc, osms := playCAPO(t, nil, name, cp, nil, capoShape{noLoadBalancer: true})
+	ns := osc.Namespace
+	hub := takeOver(t, e, osc, osms)
+	cl := e.Client
+
+	// No load balancer, and the same endpoint: CAPO's floating IP, still
+	// on the control-plane machine's port.
+	Expect(hub.Spec.APIServer).NotTo(BeNil())
+	Expect(hub.Spec.APIServer.ManagedLoadBalancer).NotTo(BeNil())
+	Expect(hub.Spec.APIServer.ManagedLoadBalancer.Enabled).To(Equal(ptr.To(false)))
+	Expect(hub.Status.APIServerLoadBalancer).To(BeNil())
+	Expect(hub.Spec.ControlPlaneEndpoint).To(Equal(&clusterv1.APIEndpoint{Host: c.fip, Port: 6443}))
+	cluster := &clusterv1.Cluster{}
+	Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cluster)).To(Succeed())
+	Expect(cluster.Spec.ControlPlaneEndpoint).To(Equal(clusterv1.APIEndpoint{Host: c.fip, Port: 6443}))
+	f, err := floatingips.Get(ctx, direct.network, c.fipID).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(f.PortID).To(Equal(c.serverPorts[cp[0]]), "the API floating IP stays on the control-plane machine's port")
+	osm := &infrav1.OpenStackMachine{}
+	Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: cp[0]}, osm)).To(Succeed())
+	Expect(capiconditions.IsTrue(osm, infrav1.APIServerIngressReadyCondition)).To(BeTrue(), condition(osm, infrav1.APIServerIngressReadyCondition))
+
+	// Read at v1beta1, still no load balancer and the same endpoint.
+	back := &infrav1beta1.OpenStackCluster{}
+	Expect(cl.Get(ctx, client.ObjectKeyFromObject(osc), back)).To(Succeed())
+	Expect(back.Status.Ready).To(BeTrue())
+	Expect(back.Spec.APIServerLoadBalancer).To(BeNil())
+	Expect(back.Status.APIServerLoadBalancer).To(BeNil())
+	Expect(back.Spec.ControlPlaneEndpoint).To(Equal(osc.Spec.ControlPlaneEndpoint))
+	got := &infrav1beta1.OpenStackMachine{}
+	Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: cp[0]}, got)).To(Succeed())
+	Expect(ptr.Deref(got.Status.InstanceID, "")).To(Equal(c.servers[cp[0]]))
+
+	deleteTakenOver(t, cl, hub, osms, c)
 }

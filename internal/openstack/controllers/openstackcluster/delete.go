@@ -152,8 +152,27 @@ func (r *Reconciler) releaseAPIFloatingIP(ctx context.Context, s *clusterScope) 
 		if err := cluster.DeleteFloatingIPs(ctx, s.cloud, s.req, s.req.APIFloatingIPDescription(), userAPIFIP); err != nil {
 			return skeleton.Stop(r.deleteOutcome(osc, "releasing the API floating IP", err))
 		}
+		if err := r.releaseCAPOAPIFloatingIP(ctx, s, userAPIFIP); err != nil {
+			return skeleton.Stop(r.deleteOutcome(osc, "releasing CAPO's API floating IP", err))
+		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// releaseCAPOAPIFloatingIP releases the API floating IP of a cluster
+// without a load balancer taken over from CAPO: CAPO allocated it with its
+// own description, which this provider's lookup by description does not
+// find, and made it the endpoint. One lookup, for a cluster without a
+// load balancer whose endpoint is not a user-given floating IP.
+func (r *Reconciler) releaseCAPOAPIFloatingIP(ctx context.Context, s *clusterScope, userAPIFIP string) error {
+	ep := s.osc.Spec.ControlPlaneEndpoint
+	if ep == nil || ep.Host == "" || ep.Host == userAPIFIP {
+		return nil
+	}
+	if useLB, _ := s.req.UseLoadBalancer(s.cloud); useLB {
+		return nil
+	}
+	return cluster.DeleteCAPOFloatingIP(ctx, s.cloud, s.req, ep.Host)
 }
 
 // deleteRouter deletes the cluster's router, or takes the subnet off a
