@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/machinesync"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
@@ -199,9 +201,46 @@ func TestScaleUpMirror(t *testing.T) {
 	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
 	ms := get(g, mapiNS, msName, &mapiv1beta1.MachineSet{})
 	setAuthority(t, ms, mapiv1beta1.MachineAuthorityClusterAPI)
-	capiMS := get(g, capiNS, msName, &clusterv1.MachineSet{})
+	newName := newCAPIReplica(t, msName, name, nil)
 
-	// What CAPI's MachineSet controller makes for a new replica (played).
+	g.Eventually(func(g Gomega) {
+		m := get(g, mapiNS, newName, &mapiv1beta1.Machine{})
+		g.Expect(m.Spec.AuthoritativeAPI).To(Equal(mapiv1beta1.MachineAuthorityClusterAPI))
+		g.Expect(m.OwnerReferences).To(ConsistOf(HaveField("UID", ms.UID)))
+		g.Expect(m.Spec.ProviderSpec.Value).NotTo(BeNil())
+	}).WithTimeout(timeout).Should(Succeed())
+	waitMachineSynced(t, newName, mapiv1beta1.SynchronizedAPIClusterAPI)
+}
+
+// TestScaleUpMirrorRefused: a new CAPI replica that the Machine API cannot
+// express gets no MAPI mirror; with no MAPI Machine to hold the condition,
+// the refusal is a Warning event on the CAPI Machine, and no reconcile
+// error (which would be retried with backoff while nothing changed). Once
+// fixed, the mirror is made.
+func TestScaleUpMirrorRefused(t *testing.T) {
+	g := NewWithT(t)
+	msName, name := machineSetAndMachine(t)
+	waitMachineSynced(t, name, mapiv1beta1.SynchronizedAPIMachineAPI)
+	setAuthority(t, get(g, mapiNS, msName, &mapiv1beta1.MachineSet{}), mapiv1beta1.MachineAuthorityClusterAPI)
+	newName := newCAPIReplica(t, msName, name, func(c *clusterv1.Machine) { c.Spec.Version = "v1.36.0" })
+
+	waitEvents(t, capiNS, newName, ContainElement(And(HaveField("Type", corev1.EventTypeWarning),
+		HaveField("Reason", machinesync.ReasonReverseConversionFailed), HaveField("Note", ContainSubstring("spec.version")))))
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: mapiNS, Name: newName}, &mapiv1beta1.Machine{})).
+		To(Satisfy(apierrors.IsNotFound), "no MAPI mirror of a refused Machine")
+
+	update(t, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: capiNS, Name: newName}}, func(c *clusterv1.Machine) { c.Spec.Version = "" })
+	waitMachineSynced(t, newName, mapiv1beta1.SynchronizedAPIClusterAPI)
+	g.Expect(reconcileErrorsOf("machinesync", newName)).To(BeEmpty())
+}
+
+// newCAPIReplica plays CAPI's MachineSet controller making a new replica
+// of the CAPI MachineSet msName, like its Machine name, changed by mutate
+// if set; it returns the new Machine's name.
+func newCAPIReplica(t *testing.T, msName, name string, mutate func(*clusterv1.Machine)) string {
+	t.Helper()
+	g := NewWithT(t)
+	capiMS := get(g, capiNS, msName, &clusterv1.MachineSet{})
 	newName := msName + "-new"
 	osm := get(g, capiNS, name, &infrav1.OpenStackMachine{}).DeepCopy()
 	osm.ObjectMeta = metav1.ObjectMeta{Name: newName, Namespace: capiNS, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}}
@@ -214,15 +253,11 @@ func TestScaleUpMirror(t *testing.T) {
 	capi.Spec.ProviderID = ""
 	capi.Spec.InfrastructureRef.Name = newName
 	capi.Status = clusterv1.MachineStatus{}
+	if mutate != nil {
+		mutate(capi)
+	}
 	g.Expect(env.Client.Create(context.Background(), capi)).To(Succeed())
-
-	g.Eventually(func(g Gomega) {
-		m := get(g, mapiNS, newName, &mapiv1beta1.Machine{})
-		g.Expect(m.Spec.AuthoritativeAPI).To(Equal(mapiv1beta1.MachineAuthorityClusterAPI))
-		g.Expect(m.OwnerReferences).To(ConsistOf(HaveField("UID", ms.UID)))
-		g.Expect(m.Spec.ProviderSpec.Value).NotTo(BeNil())
-	}).WithTimeout(timeout).Should(Succeed())
-	waitMachineSynced(t, newName, mapiv1beta1.SynchronizedAPIClusterAPI)
+	return newName
 }
 
 // TestDeleteMAPIAuthoritative: deleting a MAPI-authoritative Machine leaves
