@@ -12,6 +12,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,18 @@ func run(m *testing.M) int {
 	}
 	defer proxy.Close()
 
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
+	envOpts := envtest.Options{}
+	if os.Getenv(auditEnv) != "" {
+		dir, err := os.MkdirTemp("", "ocp-capi-audit-")
+		if err != nil {
+			fmt.Println("FAIL:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		auditLog = filepath.Join(dir, "audit.log")
+		envOpts.AuditLogPath = auditLog
+	}
+	if env, err = envtest.Start(envOpts); err != nil {
 		fmt.Println("FAIL:", err)
 		return 1
 	}
@@ -322,16 +334,24 @@ type testManager struct {
 	stopped bool
 }
 
-func startManager(t *testing.T) *testManager {
+func startManager(t *testing.T) *testManager { return startManagerSyncing(t, 0) }
+
+// startManagerSyncing is startManager with the cache's resync period
+// (--sync-period); 0 keeps controller-runtime's default.
+func startManagerSyncing(t *testing.T, syncPeriod time.Duration) *testManager {
 	t.Helper()
 	needCloud(t)
-	// The controllers' writes pass the loop guard.
-	mgr, err := ctrl.NewManager(env.ControllerConfig(), ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if syncPeriod > 0 {
+		opts.Cache.SyncPeriod = &syncPeriod
+	}
+	// The controllers' writes pass the loop guard.
+	mgr, err := ctrl.NewManager(env.ControllerConfig(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,211 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+
+	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
+	"github.com/ocp-capi/ocp-capi/test/envtest"
+	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
+)
+
+// auditEnv turns on the API server's audit log for the suite and
+// TestSteadyStateAudit, which runs for minutes (make bench-audit).
+const auditEnv = "OCP_CAPI_AUDIT"
+
+// auditLog is the API server's audit log when auditEnv is set.
+var auditLog string
+
+// auditSyncPeriod is the manager's --sync-period in the audit: short, so
+// that the window fits in a test; every object is reconciled again in it,
+// as after the default 10 minutes.
+const auditSyncPeriod = time.Minute
+
+// TestSteadyStateAudit settles a cluster (managed network, load balancer
+// endpoint, bastion) with three control-plane machines, then watches two
+// sync periods of a manager with --sync-period=1m, in which every object is
+// reconciled again. It fails on any write to the API server (its audit
+// log; the API server's own Lease renewals aside), on any OpenStack write,
+// on more OpenStack reads than the documented figures (one Nova read per
+// OpenStackServer reconcile, one per OpenStackCluster reconcile, none per
+// OpenStackMachine reconcile), and on more reconciles than the resyncs can
+// bring, so that a controller that requeues itself fails too. It prints the
+// figures (docs/reliability.md, Steady-state audit).
+func TestSteadyStateAudit(t *testing.T) {
+	if os.Getenv(auditEnv) == "" {
+		t.Skipf("a steady-state audit of several minutes: `make bench-audit` runs it (%s=1)", auditEnv)
+	}
+	RegisterTestingT(t)
+	startManagerSyncing(t, auditSyncPeriod)
+	ns := newNamespace(t)
+	name := fx.prefix + "-audit"
+	t.Cleanup(func() { expectNoLeftovers(t, name) })
+
+	spec := managedClusterSpec()
+	spec.Bastion = bastionSpec("m1.tiny")
+	c, osc := clusterObjects(t, ns, name, spec)
+	var machines []*infrav1.OpenStackMachine
+	for _, n := range []string{"cp-0", "cp-1", "cp-2"} {
+		machines = append(machines, cpMachine(t, ns, name, name+"-"+n))
+	}
+	// Not t.Context(): it is cancelled before the cleanups run, and
+	// these deletes would fail unseen.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = env.Client.Delete(ctx, osc)
+		for _, m := range machines {
+			_ = env.Client.Delete(ctx, m)
+		}
+		for _, m := range machines {
+			waitGone(t, m, 5*wait, func() string { return "machine " + m.Name })
+		}
+		waitGone(t, osc, 5*wait, func() string { return "Deleting " + condition(osc, "Deleting") })
+	})
+	waitClusterReady(t, osc)
+	markInfrastructureProvisioned(t, c)
+	for _, m := range machines {
+		Eventually(func(g Gomega) {
+			get(t, m)(g)
+			g.Expect(capiconditions.IsTrue(m, infrav1.ReadyCondition)).To(BeTrue(), "machine %s: InstanceReady %s",
+				m.Name, condition(m, infrav1.InstanceReadyCondition))
+		}, 5*wait, 500*time.Millisecond).Should(Succeed())
+	}
+	servers := len(machines) + 1 // and the bastion
+
+	// Settled: no write by anyone for 15 s.
+	settled := time.Now()
+	Eventually(func() bool {
+		events, err := envtest.ReadAuditLog(auditLog, time.Now().Add(-15*time.Second), time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range events {
+			if clientWrite(e) {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 2*time.Second).Should(BeTrue(), "the cluster does not settle")
+	t.Logf("settled %s after Ready", time.Since(settled).Round(time.Second))
+
+	proxy.Reset()
+	before := envtest.ReconcileCounts()
+	from := time.Now()
+	// controller-runtime gives each informer a period of 0.9 to 1.1 times
+	// --sync-period, and client-go skips an informer's first resync when
+	// its handler came after the informer's start: two periods hold at
+	// least one resync of every informer and at most three.
+	window := 2 * auditSyncPeriod
+	time.Sleep(window)
+	to := time.Now()
+	after := envtest.ReconcileCounts()
+	calls := proxy.Calls()
+	events, err := envtest.ReadAuditLog(auditLog, from, to)
+	Expect(err).NotTo(HaveOccurred())
+
+	var report strings.Builder
+	fmt.Fprintf(&report, "steady-state audit over %s (--sync-period %s): %d API requests in the audit log\n", window.Round(time.Second), auditSyncPeriod, len(events))
+	var names []string
+	for n := range after {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(&report, "reconciles per controller:")
+	for _, n := range names {
+		fmt.Fprintf(&report, " %s %.0f;", n, after[n]-before[n])
+	}
+	reads, writes, apiserver := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, e := range events {
+		key := e.Verb + " " + e.Resource()
+		switch {
+		case e.IsWrite() && !clientWrite(e):
+			apiserver[key]++
+		case e.IsWrite():
+			name := ""
+			if e.ObjectRef != nil {
+				name = " " + e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+			}
+			writes[key+name+" by "+e.User.Username+" ("+e.UserAgent+")"]++
+		default:
+			reads[key]++
+		}
+	}
+	fmt.Fprintf(&report, "\nAPI writes: %d %v\nthe API server's own (its identity leases): %v\nAPI reads (all clients, the test's own polling included): %v\n", total(writes), writes, apiserver, reads)
+	byPath := map[string]int{}
+	for _, c := range calls {
+		byPath[c.Service+" "+c.Method+" "+c.Path]++
+	}
+	openstack := countCalls(calls, notIdentity)
+	fmt.Fprintf(&report, "OpenStack calls: %d (%d besides Keystone) for %d servers: %v\n", len(calls), openstack, servers, byPath)
+	t.Log(report.String())
+	fmt.Printf("\nSTEADY-STATE AUDIT\n%s\n", report.String())
+
+	// Every controller that has objects went through them again.
+	for _, n := range []string{"openstackcluster", "openstackmachine", "openstackserver"} {
+		Expect(after[n]-before[n]).To(BeNumerically(">", 0), "controller %s did not resync in %s", n, window)
+	}
+	Expect(writes).To(BeEmpty(), "API writes in the steady state")
+	Expect(countCalls(calls, isWrite)).To(BeZero(), "OpenStack writes in the steady state: %v", byPath)
+
+	// The documented figures, per reconcile of a settled object
+	// (docs/openstack/performance.md, docs/openstack/cluster.md): Nova is
+	// read once per OpenStackServer, the load balancer once per
+	// OpenStackCluster, nothing per OpenStackMachine.
+	reconciles := func(n string) int { return int(after[n] - before[n]) }
+	byService := map[string]int{}
+	for _, c := range calls {
+		if notIdentity(c) {
+			byService[c.Service]++
+		}
+	}
+	Expect(byService[openstackproxy.ServiceCompute]).To(BeNumerically("<=", reconciles("openstackserver")),
+		"Nova reads: more than one per OpenStackServer reconcile (%v)", byPath)
+	Expect(byService[openstackproxy.ServiceLoadBalancer]).To(BeNumerically("<=", reconciles("openstackcluster")),
+		"Octavia reads: more than one per OpenStackCluster reconcile (%v)", byPath)
+	delete(byService, openstackproxy.ServiceCompute)
+	delete(byService, openstackproxy.ServiceLoadBalancer)
+	Expect(byService).To(BeEmpty(), "calls beyond the documented figures (%v)", byPath)
+
+	// A resync delivers each object of an informer once, at most three
+	// times in the window. More reconciles than that: a controller that
+	// triggers itself. The informers that reach each controller's objects
+	// in the steady state (the others' predicates drop resyncs):
+	feeds := map[string]int{
+		"openstackserver":  servers * 1,       // its own
+		"openstackcluster": 1 * 2,             // its own; its bastion's OpenStackServer
+		"openstackmachine": len(machines) * 3, // its own; its OpenStackServer; its Machine
+	}
+	for n, objects := range feeds {
+		Expect(reconciles(n)).To(BeNumerically("<=", 3*objects), "controller %s: more reconciles than resyncs in %s", n, window)
+	}
+}
+
+// clientWrite is a write by a client of the API server, not by the
+// server itself (it renews its identity Lease every 10 s).
+func clientWrite(e envtest.AuditEvent) bool {
+	return e.IsWrite() && e.User.Username != "system:apiserver"
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func countCalls(calls []openstackproxy.Call, keep func(openstackproxy.Call) bool) int {
+	n := 0
+	for _, c := range calls {
+		if keep(c) {
+			n++
+		}
+	}
+	return n
+}
