@@ -1,5 +1,6 @@
 // Package jsonfields compares API structs field by field as they are on the
-// wire. The webhooks use it to name the fields an update may not change.
+// wire. The webhooks use it to name the fields an update may not change,
+// and the add-on's syncs to tell whether a mirror is in sync (Same).
 package jsonfields
 
 import (
@@ -69,4 +70,24 @@ func empty(v any) bool {
 		return true
 	}
 	return false
+}
+
+// Same tells whether a and b encode to the same JSON value, so that nil and
+// empty, which JSON does not tell apart, count as equal. The error is one
+// of encoding.
+func Same(a, b any) (bool, error) {
+	var va, vb any
+	for _, x := range []struct {
+		in  any
+		out *any
+	}{{a, &va}, {b, &vb}} {
+		raw, err := json.Marshal(x.in)
+		if err != nil {
+			return false, err
+		}
+		if err := json.Unmarshal(raw, x.out); err != nil {
+			return false, err
+		}
+	}
+	return reflect.DeepEqual(va, vb), nil
 }

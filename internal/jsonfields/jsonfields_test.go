@@ -48,3 +48,31 @@ func TestDiffSeesKeysOnEitherSide(t *testing.T) {
 		t.Errorf("Of(42) = %v, want nil", got)
 	}
 }
+
+func TestSame(t *testing.T) {
+	type s struct {
+		L []string          `json:"l"`
+		M map[string]string `json:"m"`
+		N int               `json:"n"`
+		O []string          `json:"o,omitempty"`
+	}
+	for _, c := range []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"nil and empty are the same where both are omitted", s{}, s{O: []string{}}, true},
+		{"null and [] are not", s{}, s{L: []string{}}, false},
+		{"equal", s{L: []string{"a"}, N: 1}, s{L: []string{"a"}, N: 1}, true},
+		{"a changed value", s{N: 1}, s{N: 2}, false},
+		{"a changed map", s{M: map[string]string{"k": "v"}}, s{M: map[string]string{"k": "w"}}, false},
+	} {
+		got, err := Same(c.a, c.b)
+		if err != nil || got != c.want {
+			t.Errorf("%s: Same = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	if _, err := Same(func() {}, 1); err == nil {
+		t.Error("a value JSON cannot encode is an error")
+	}
+}

@@ -2,7 +2,6 @@ package machinesetsync
 
 import (
 	"encoding/json"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -23,23 +22,4 @@ func roundTrip[T any](in *T) (*T, error) {
 	}
 	out := new(T)
 	return out, json.Unmarshal(raw, out)
-}
-
-// sameJSON tells whether a and b encode to the same JSON value (so nil and
-// empty, which JSON does not tell apart, count as equal).
-func sameJSON(a, b any) (bool, error) {
-	var va, vb any
-	for _, x := range []struct {
-		in  any
-		out *any
-	}{{a, &va}, {b, &vb}} {
-		raw, err := json.Marshal(x.in)
-		if err != nil {
-			return false, err
-		}
-		if err := json.Unmarshal(raw, x.out); err != nil {
-			return false, err
-		}
-	}
-	return reflect.DeepEqual(va, vb), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/capi2mapi"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 )
 
 // Reasons of the Synchronized condition while Cluster API is
@@ -129,7 +130,7 @@ func mirrors(ms *mapiv1beta1.MachineSet, mirror *clusterv1.MachineSet, tmpl clie
 	if err != nil {
 		return false
 	}
-	same, err := sameJSON(templateSpec(wantTmpl), templateSpec(tmpl))
+	same, err := jsonfields.Same(templateSpec(wantTmpl), templateSpec(tmpl))
 	return err == nil && same && apiequality.Semantic.DeepEqual(*wantSpec, got.Spec) &&
 		equalMaps(want.Labels, got.Labels) && equalMaps(userAnnotations(want.Annotations), userAnnotations(got.Annotations))
 }
@@ -159,7 +160,7 @@ func (r *Reconciler) updateMAPISpec(ctx context.Context, ms *mapiv1beta1.Machine
 		return err
 	}
 	return write.LockedPatch(ctx, r.Client, ms, func() bool {
-		same, err := sameJSON(ms.Spec, wantSpec)
+		same, err := jsonfields.Same(ms.Spec, wantSpec)
 		if err == nil && same && equalMaps(ms.Labels, want.Labels) && equalMaps(ms.Annotations, want.Annotations) {
 			return false
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/addon/controllers/write"
 	"github.com/ocp-capi/ocp-capi/internal/addon/internal/mapi2capi"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 )
 
 // ensureTemplate makes sure the template the conversion produced exists
@@ -55,7 +56,7 @@ func (r *Reconciler) ensureTemplate(ctx context.Context, msName string, tk templ
 
 	// The conversion sets every field the CRDs default, so the stored spec of
 	// an unchanged template is exactly the converted one.
-	same, err := sameJSON(templateSpec(tmpl), templateSpec(existing))
+	same, err := jsonfields.Same(templateSpec(tmpl), templateSpec(existing))
 	if err != nil {
 		return ReasonTemplateFailed, err
 	}

@@ -2,9 +2,7 @@ package machinesync
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
-	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +18,7 @@ import (
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 	metal3v1 "github.com/ocp-capi/ocp-capi/internal/consumed/metal3/v1beta1"
+	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 )
 
 // capiDomain is CAPI's own label and annotation domain.
@@ -77,22 +76,11 @@ func infraSpec(o client.Object) any {
 	return nil
 }
 
-// sameJSON tells whether a and b encode to the same JSON value.
+// sameJSON tells whether a and b encode to the same JSON value; what does
+// not encode is not the same.
 func sameJSON(a, b any) bool {
-	var va, vb any
-	for _, x := range []struct {
-		in  any
-		out *any
-	}{{a, &va}, {b, &vb}} {
-		raw, err := json.Marshal(x.in)
-		if err != nil {
-			return false
-		}
-		if err := json.Unmarshal(raw, x.out); err != nil {
-			return false
-		}
-	}
-	return reflect.DeepEqual(va, vb)
+	same, err := jsonfields.Same(a, b)
+	return err == nil && same
 }
 
 // machineSetOwner is the name of the MachineSet of group that refs name.
