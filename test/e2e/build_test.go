@@ -62,8 +62,7 @@ var _ = Describe("BuildController (add-on), Job backend with buildah and a regis
 		Expect(filepath.Join(images, "builder.tar")).To(BeAnExistingFile(), "the builder image: make osbuild-images (make test-e2e builds it)")
 
 		By("Importing the buildah builder image into the management node's containerd")
-		sock := filepath.Join(filepath.Dir(*mgmtKubeconfig), "run", "containerd", "containerd.sock")
-		run("ctr", "--address", sock, "-n", "k8s.io", "images", "import", filepath.Join(images, "builder.tar"))
+		importImages(*mgmtKubeconfig, filepath.Join(images, "builder.tar"))
 
 		By("Starting the registry on the host, reachable from pods at the node IP")
 		nodes := &corev1.NodeList{}
@@ -547,3 +546,13 @@ spec:
   configuration:
     name: RENDERED
 `
+
+// importImages imports image tarballs into the containerd of the node of
+// the management cluster of kubeconfig (mgmt up keeps its state beside the
+// kubeconfig).
+func importImages(kubeconfig string, tars ...string) {
+	sock := filepath.Join(filepath.Dir(kubeconfig), "run", "containerd", "containerd.sock")
+	for _, t := range tars {
+		run("ctr", "--address", sock, "-n", "k8s.io", "images", "import", t)
+	}
+}

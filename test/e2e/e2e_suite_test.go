@@ -32,16 +32,18 @@ import (
 
 // Flags (make test-e2e sets them; see hack/make/e2e.mk).
 var (
-	configPath       = flag.String("e2e.config", "config/ocp-capi.yaml", "the e2e configuration (clusterctl.E2EConfig)")
-	releaseDir       = flag.String("e2e.release-dir", "../../out", "the local release (make release): replaces ${RELEASE_DIR} in the configuration")
-	releaseVersion   = flag.String("e2e.release-version", "", "the version of our providers in the release: replaces ${RELEASE_VERSION} in the configuration (empty: the one version the release directory holds)")
-	artifactFolder   = flag.String("e2e.artifacts-folder", "../../_artifacts/e2e", "where logs, clusterctl repository and describe output go")
-	mgmtKubeconfig   = flag.String("e2e.mgmt-kubeconfig", "../../.mgmt/kubeconfig", "kubeconfig of the management cluster (mgmt up --size node)")
-	mgmt2Kubeconfig  = flag.String("e2e.mgmt2-kubeconfig", "", "kubeconfig of the Helm suite's management cluster (empty: the Helm suite fails saying so)")
-	mgmt3Kubeconfig  = flag.String("e2e.mgmt3-kubeconfig", "", "kubeconfig of the management cluster that the move suite moves its cluster to (empty: the move suite fails saying so)")
-	cloudsYAML       = flag.String("e2e.clouds-yaml", "/etc/openstack/clouds.yaml", "clouds.yaml of the local OpenStack (hack/openstack/up.sh)")
-	clusterctlBin    = flag.String("e2e.clusterctl", "../../bin/clusterctl", "the clusterctl binary, for `clusterctl describe cluster` while a suite runs")
-	describeInterval = flag.Duration("e2e.describe-interval", 30*time.Second, "how often a running suite logs `clusterctl describe cluster`")
+	configPath         = flag.String("e2e.config", "config/ocp-capi.yaml", "the e2e configuration (clusterctl.E2EConfig)")
+	releaseDir         = flag.String("e2e.release-dir", "../../out", "the local release (make release): replaces ${RELEASE_DIR} in the configuration")
+	releaseVersion     = flag.String("e2e.release-version", "", "the version of our providers in the release: replaces ${RELEASE_VERSION} in the configuration (empty: the one version the release directory holds)")
+	artifactFolder     = flag.String("e2e.artifacts-folder", "../../_artifacts/e2e", "where logs, clusterctl repository and describe output go")
+	mgmtKubeconfig     = flag.String("e2e.mgmt-kubeconfig", "../../.mgmt/kubeconfig", "kubeconfig of the management cluster (mgmt up --size node)")
+	mgmt2Kubeconfig    = flag.String("e2e.mgmt2-kubeconfig", "", "kubeconfig of the Helm suite's management cluster (empty: the Helm suite fails saying so)")
+	mgmt3Kubeconfig    = flag.String("e2e.mgmt3-kubeconfig", "", "kubeconfig of the management cluster that the move suite moves its cluster to (empty: the move suite fails saying so)")
+	mgmt4Kubeconfig    = flag.String("e2e.mgmt4-kubeconfig", "", "kubeconfig of the management cluster where the upgrade suite installs the previous release (empty: the upgrade suite fails saying so)")
+	previousReleaseDir = flag.String("e2e.previous-release-dir", "../../out/previous", "the previous release (make previous-release), which the upgrade suite installs and upgrades from")
+	cloudsYAML         = flag.String("e2e.clouds-yaml", "/etc/openstack/clouds.yaml", "clouds.yaml of the local OpenStack (hack/openstack/up.sh)")
+	clusterctlBin      = flag.String("e2e.clusterctl", "../../bin/clusterctl", "the clusterctl binary, for `clusterctl describe cluster` while a suite runs")
+	describeInterval   = flag.Duration("e2e.describe-interval", 30*time.Second, "how often a running suite logs `clusterctl describe cluster`")
 )
 
 // The providers as clusterctl names them.
@@ -49,6 +51,7 @@ const (
 	bootstrapProvider    = "openshift-agent"
 	controlPlaneProvider = "openshift-agent"
 	infraProvider        = "openstack"
+	addonProvider        = "openshift"
 )
 
 func TestE2E(t *testing.T) {
@@ -96,6 +99,7 @@ var _ = BeforeSuite(func() {
 		RepositoryFolder: filepath.Join(*artifactFolder, "repository"),
 		E2EConfig:        e2eConfig,
 	})
+	fitRepository(filepath.Join(*artifactFolder, "repository"))
 	Expect(setCertManager(clusterctlConfigPath, *releaseDir)).To(Succeed())
 
 	s := runtime.NewScheme()
@@ -198,6 +202,23 @@ func providerVersion(release, want string) (string, error) {
 	return filepath.Base(dirs[0]), nil
 }
 
+// fitRepository fits the OpenStack provider's components of every version
+// in the clusterctl repository folder to this machine
+// (localenv.FitInfrastructureComponents), so that clusterctl installs and
+// upgrades a manager with hostNetwork.
+func fitRepository(folder string) {
+	files, err := filepath.Glob(filepath.Join(folder, "infrastructure-"+infraProvider, "*", "components.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).NotTo(BeEmpty(), "no infrastructure-%s/<version>/components.yaml in %s", infraProvider, folder)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		Expect(err).NotTo(HaveOccurred())
+		data, err = localenv.FitInfrastructureComponents(data)
+		Expect(err).NotTo(HaveOccurred(), f)
+		Expect(os.WriteFile(f, data, 0o600)).To(Succeed())
+	}
+}
+
 // setCertManager points clusterctl's cert-manager setting at the release's
 // local copy, so that `clusterctl init` downloads nothing.
 func setCertManager(clusterctlConfig, release string) error {
@@ -228,18 +249,36 @@ func setCertManager(clusterctlConfig, release string) error {
 // initProviders runs `clusterctl init` through the framework with every
 // provider of the configuration, and waits for their controllers.
 func initProviders(proxy framework.ClusterProxy, logFolder string) {
+	initRelease(proxy, logFolder, clusterctlConfigPath, *releaseDir, "")
+}
+
+// initRelease runs `clusterctl init` with clusterctlConfig, our providers
+// at version (empty: the newest the configuration holds), waits for their
+// controllers, and applies the add-on's RBAC of the release in release.
+func initRelease(proxy framework.ClusterProxy, logFolder, clusterctlConfig, release, version string) {
+	at := func(name string) string {
+		if version == "" {
+			return name
+		}
+		return name + ":" + version
+	}
 	By("clusterctl init on " + proxy.GetName())
 	clusterctl.InitManagementClusterAndWatchControllerLogs(suiteCtx, clusterctl.InitManagementClusterAndWatchControllerLogsInput{
 		ClusterProxy:             proxy,
-		ClusterctlConfigPath:     clusterctlConfigPath,
-		BootstrapProviders:       []string{bootstrapProvider},
-		ControlPlaneProviders:    []string{controlPlaneProvider},
-		InfrastructureProviders:  e2eConfig.InfrastructureProviders(),
-		AddonProviders:           e2eConfig.AddonProviders(),
+		ClusterctlConfigPath:     clusterctlConfig,
+		BootstrapProviders:       []string{at(bootstrapProvider)},
+		ControlPlaneProviders:    []string{at(controlPlaneProvider)},
+		InfrastructureProviders:  []string{at(infraProvider)},
+		AddonProviders:           []string{at(addonProvider)},
 		LogFolder:                logFolder,
 		DisableMetricsCollection: true,
 	}, e2eConfig.GetIntervals("default", "wait-controllers")...)
+	applyBuildRBAC(proxy, release)
+}
 
+// applyBuildRBAC applies the add-on's RBAC that the release in release
+// ships beside the components.
+func applyBuildRBAC(proxy framework.ClusterProxy, release string) {
 	// The add-on's BuildController works in the MCO's namespace, through
 	// the RoleBinding that the release ships beside the components
 	// (docs/install.md); without it the manager's Build cache never syncs.
@@ -249,9 +288,9 @@ func initProviders(proxy framework.ClusterProxy, logFolder string) {
 	for _, ns := range []string{"openshift-machine-config-operator", "openshift-cluster-api"} {
 		Expect(client.IgnoreAlreadyExists(c.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
 	}
-	rbac, err := filepath.Glob(filepath.Join(*releaseDir, "addon-openshift", "*", "build-rbac.yaml"))
+	rbac, err := filepath.Glob(filepath.Join(release, "addon-openshift", "*", "build-rbac.yaml"))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(rbac).To(HaveLen(1), "addon-openshift/<version>/build-rbac.yaml in the release")
+	Expect(rbac).To(HaveLen(1), "addon-openshift/<version>/build-rbac.yaml in the release %s", release)
 	data, err := os.ReadFile(rbac[0])
 	Expect(err).NotTo(HaveOccurred())
 	Expect(proxy.CreateOrUpdate(suiteCtx, data)).To(Succeed())
@@ -262,7 +301,7 @@ func initProviders(proxy framework.ClusterProxy, logFolder string) {
 // node address (localenv.FitProviders says what and why), and follows the
 // new pods' logs (the framework's watch followed the old pods).
 func fitProviders(proxy framework.ClusterProxy, logFolder string, s *localenv.Simulator, ip string, assistedPort int) {
-	By("Fitting the providers on " + proxy.GetName() + " to the local machine: assisted-service and workload-api Services, the simulator's CA, hostNetwork for the OpenStack provider")
+	By("Fitting the providers on " + proxy.GetName() + " to the local machine: assisted-service and workload-api Services, the simulator's CA (and hostNetwork for the OpenStack provider, if the install lacks it)")
 	timeout, err := time.ParseDuration(e2eConfig.GetIntervals("default", "wait-deployment")[0].(string))
 	Expect(err).NotTo(HaveOccurred())
 	deps, err := localenv.FitProviders(suiteCtx, proxy.GetClient(), s.CABundle(), ip, int32(assistedPort), int32(intVariable("E2E_WORKLOAD_API_PORT")), timeout)

@@ -192,18 +192,7 @@ func newMigrationWorld(ctx context.Context, c client.Client, infra string) *migr
 	cloud := e2eConfig.MustGetVariable("OPENSTACK_CLOUD")
 	oc, err := openstackproxy.LoadCloud(*cloudsYAML, cloud)
 	Expect(err).NotTo(HaveOccurred())
-	p, err := openstackproxy.NewListening(oc.Auth.AuthURL, func(origin string) string {
-		_, port, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://"), ":")
-		if !ok {
-			return ""
-		}
-		var n int
-		if _, err := fmt.Sscan(port, &n); err != nil {
-			return ""
-		}
-		return fmt.Sprintf("127.0.0.1:%d", n+proxyPortOffset)
-	})
-	Expect(err).NotTo(HaveOccurred())
+	p := newCountingProxy(cloud)
 	provider, err := openstack.AuthenticatedClient(ctx, oc.AuthOptions())
 	Expect(err).NotTo(HaveOccurred())
 	o := &osClients{}
@@ -299,16 +288,44 @@ func (w *migrationWorld) setUp(ctx context.Context) {
 // cloudsYAML is the test cloud's clouds.yaml, as cloud "openstack" (MAPI's
 // cloudName), with auth_url the proxy's.
 func (w *migrationWorld) cloudsYAML() []byte {
-	raw, err := localenv.SingleCloudYAML(*cloudsYAML, w.cloud)
+	return cloudsYAMLVia(w.proxy, w.cloud, "openstack")
+}
+
+// newCountingProxy starts the counting proxy (test/openstackproxy) in front
+// of the local OpenStack's cloud, one listener per service at the service's
+// port plus proxyPortOffset, which every e2e node forwards.
+func newCountingProxy(cloud string) *openstackproxy.Proxy {
+	oc, err := openstackproxy.LoadCloud(*cloudsYAML, cloud)
+	Expect(err).NotTo(HaveOccurred())
+	p, err := openstackproxy.NewListening(oc.Auth.AuthURL, func(origin string) string {
+		_, port, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://"), ":")
+		if !ok {
+			return ""
+		}
+		var n int
+		if _, err := fmt.Sscan(port, &n); err != nil {
+			return ""
+		}
+		return fmt.Sprintf("127.0.0.1:%d", n+proxyPortOffset)
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return p
+}
+
+// cloudsYAMLVia is the clouds.yaml of the test cloud, with auth_url the
+// proxy's, so that every call made with it is counted; the entry is named
+// as.
+func cloudsYAMLVia(p *openstackproxy.Proxy, cloud, as string) []byte {
+	raw, err := localenv.SingleCloudYAML(*cloudsYAML, cloud)
 	Expect(err).NotTo(HaveOccurred())
 	var doc struct {
 		Clouds map[string]map[string]any `json:"clouds"`
 	}
 	Expect(yaml.Unmarshal(raw, &doc)).To(Succeed())
-	entry := doc.Clouds[w.cloud]
+	entry := doc.Clouds[cloud]
 	auth, _ := entry["auth"].(map[string]any)
-	auth["auth_url"] = w.proxy.AuthURL()
-	out, err := yaml.Marshal(map[string]any{"clouds": map[string]any{"openstack": entry}})
+	auth["auth_url"] = p.AuthURL()
+	out, err := yaml.Marshal(map[string]any{"clouds": map[string]any{as: entry}})
 	Expect(err).NotTo(HaveOccurred())
 	return out
 }

@@ -59,26 +59,7 @@ var _ = Describe("clusterctl move to a second management cluster", func() {
 		// The target is prepared here rather than in BeforeSuite, so that the
 		// other suites do not wait for a third clusterctl init; and before
 		// the cluster exists, so that a failure here leaves nothing to clean.
-		s := runtime.NewScheme()
-		Expect(scheme.AddAll(s)).To(Succeed())
-		target := framework.NewClusterProxy("mgmt-move", kubeconfig, s)
-		targetLogs := filepath.Join(*artifactFolder, "clusters", "mgmt-move")
-
-		By("Installing the consumed CRDs on the target management cluster")
-		Expect(localenv.InstallConsumedCRDs(ctx, target.GetClient())).To(Succeed())
-		initProviders(target, targetLogs)
-
-		By("Starting a third assisted-service simulator, for the target management cluster")
-		targetIP, err := localenv.NodeAddress(ctx, target.GetClient())
-		Expect(err).NotTo(HaveOccurred())
-		simCtx, stop := context.WithCancel(ctx)
-		sim3, err := localenv.StartSimulator(simCtx, target.GetRESTConfig(), s, assistedPort, time.Second)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			stop()
-			Expect(sim3.Wait()).To(Succeed())
-		})
-		fitProviders(target, targetLogs, sim3, targetIP, assistedPort)
+		target := startManagementCluster(ctx, "mgmt-move", kubeconfig, assistedPort, initProviders)
 
 		quickStart(ctx, quickStartInput{
 			Proxy: mgmt, Sim: sim, Prefix: "move", Flavor: "openstack-agent",
@@ -88,8 +69,8 @@ var _ = Describe("clusterctl move to a second management cluster", func() {
 				// simulator (which watches the workload API server from
 				// now on) before the quick start stops that server; the
 				// earlier cleanup then only waits for it.
-				DeferCleanup(stop)
-				moveAndCheck(ctx, qs, target, cp, cp+workers)
+				DeferCleanup(target.Stop)
+				moveAndCheck(ctx, qs, target.Proxy, cp, cp+workers)
 			},
 		})
 	})
@@ -225,25 +206,7 @@ func moveAndCheck(ctx context.Context, qs *quickStartCluster, target framework.C
 	Expect(tc.List(ctx, agents, client.InNamespace(ns))).To(Succeed())
 	Expect(objectNames(agents)).To(BeEmpty(), "Agents on the target: hosts were re-registered after the move")
 
-	By("Checking through the OpenStack API that the cluster's resources are exactly the recorded ones")
-	all, err := qs.OpenStack.All(ctx)
-	Expect(err).NotTo(HaveOccurred())
-	now := localenv.ByKey(localenv.ClusterResources(all, name, nil))
-	var made, gone []string
-	for k, r := range now {
-		if _, ok := qs.Recorded[k]; !ok {
-			made = append(made, r.String())
-		}
-	}
-	for k, r := range qs.Recorded {
-		if _, ok := now[k]; !ok {
-			gone = append(gone, r.String())
-		}
-	}
-	slices.Sort(made)
-	slices.Sort(gone)
-	Expect(made).To(BeEmpty(), "OpenStack resources of %s that did not exist before the move (recreated by the target?)", name)
-	Expect(gone).To(BeEmpty(), "OpenStack resources of %s that existed before the move and are gone", name)
+	expectRecordedOpenStackResources(ctx, qs, "the move")
 
 	By("Checking that the source holds nothing of the cluster any more")
 	Eventually(capiObjectsLeft(ctx, src, ns), time.Minute, time.Second).Should(BeEmpty(), "Cluster API objects left on the source in namespace %s after the move", ns)
@@ -267,6 +230,81 @@ func moveAndCheck(ctx context.Context, qs *quickStartCluster, target framework.C
 	// The quick start deletes the cluster where it now lives, and runs the
 	// OpenStack leak check.
 	qs.Proxy = target
+}
+
+// expectRecordedOpenStackResources checks through the OpenStack API that
+// the cluster's resources are exactly those recorded once it was Available:
+// none made and none gone since, through what (e.g. "the move").
+func expectRecordedOpenStackResources(ctx context.Context, qs *quickStartCluster, what string) {
+	By("Checking through the OpenStack API that the cluster's resources are exactly the recorded ones")
+	all, err := qs.OpenStack.All(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	now := localenv.ByKey(localenv.ClusterResources(all, qs.Name, nil))
+	var made, gone []string
+	for k, r := range now {
+		if _, ok := qs.Recorded[k]; !ok {
+			made = append(made, r.String())
+		}
+	}
+	for k, r := range qs.Recorded {
+		if _, ok := now[k]; !ok {
+			gone = append(gone, r.String())
+		}
+	}
+	slices.Sort(made)
+	slices.Sort(gone)
+	Expect(made).To(BeEmpty(), "OpenStack resources of %s that did not exist before %s", qs.Name, what)
+	Expect(gone).To(BeEmpty(), "OpenStack resources of %s that existed before %s and are gone", qs.Name, what)
+}
+
+// managementCluster is a management cluster that a suite prepares for
+// itself (startManagementCluster).
+type managementCluster struct {
+	Proxy framework.ClusterProxy
+	// Sim plays assisted-service for it; Stop stops Sim (also done when
+	// the spec ends).
+	Sim  *localenv.Simulator
+	Stop context.CancelFunc
+	// Logs is its artifacts folder.
+	Logs string
+	// IP is its node's address, AssistedPort the host port of Sim.
+	IP           string
+	AssistedPort int
+}
+
+// fit fits the providers installed on m to the machine (fitProviders).
+func (m *managementCluster) fit() {
+	fitProviders(m.Proxy, m.Logs, m.Sim, m.IP, m.AssistedPort)
+}
+
+// startManagementCluster prepares the management cluster of kubeconfig
+// for a suite: the consumed CRDs, the providers that install installs, an
+// assisted-service simulator on assistedPort, and the providers fitted to
+// it (fitProviders).
+func startManagementCluster(ctx context.Context, name, kubeconfig string, assistedPort int, install func(framework.ClusterProxy, string)) *managementCluster {
+	s := runtime.NewScheme()
+	Expect(scheme.AddAll(s)).To(Succeed())
+	m := &managementCluster{Proxy: framework.NewClusterProxy(name, kubeconfig, s), Logs: filepath.Join(*artifactFolder, "clusters", name), AssistedPort: assistedPort}
+
+	By("Installing the consumed CRDs on " + name)
+	Expect(localenv.InstallConsumedCRDs(ctx, m.Proxy.GetClient())).To(Succeed())
+	install(m.Proxy, m.Logs)
+
+	By("Starting an assisted-service simulator for " + name)
+	var err error
+	m.IP, err = localenv.NodeAddress(ctx, m.Proxy.GetClient())
+	Expect(err).NotTo(HaveOccurred())
+	simCtx, stop := context.WithCancel(ctx)
+	m.Sim, err = localenv.StartSimulator(simCtx, m.Proxy.GetRESTConfig(), s, assistedPort, time.Second)
+	Expect(err).NotTo(HaveOccurred())
+	m.Stop = stop
+	sim := m.Sim
+	DeferCleanup(func() {
+		stop()
+		Expect(sim.Wait()).To(Succeed())
+	})
+	m.fit()
+	return m
 }
 
 // machineProviderIDs maps the cluster's Machines' names to their

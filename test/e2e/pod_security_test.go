@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,10 +37,11 @@ const (
 // enforce the restricted Pod Security Standard, shows that the API server
 // refuses a pod that breaks it there, and restarts every manager so that its
 // pods are admitted under enforcement. The OpenStack provider's namespace is
-// the exception: the harness runs that manager with hostNetwork (FitProviders:
-// the local OpenStack's endpoints are on the host's loopback), which no
-// standard admits, so its manager as released is checked by a dry-run under
-// enforcement, and the namespace then only warns and audits.
+// the exception: the harness runs that manager with hostNetwork
+// (fitRepository, FitProviders: the local OpenStack's endpoints are on the
+// host's loopback), which no standard admits, so its manager as released is
+// checked by a dry-run under enforcement, and the namespace then only warns
+// and audits.
 func enforceRestricted(proxy framework.ClusterProxy, logFolder string) {
 	ctx := suiteCtx
 	c := proxy.GetClient()
@@ -74,8 +76,14 @@ func enforceRestricted(proxy framework.ClusterProxy, logFolder string) {
 		Expect(list.Items).NotTo(BeEmpty(), "no Deployment in %s", ns)
 		for i := range list.Items {
 			d := &list.Items[i]
+			spec := d.Spec.Template.Spec
+			if ns == localenv.InfraNamespace {
+				// Installed with the harness's hostNetwork (fitRepository):
+				// the standard is checked on the manager as released.
+				spec = releasedPodSpec(infraProvider, "InfrastructureProvider")
+			}
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: d.Name + "-pss-", Namespace: ns,
-				Labels: d.Spec.Template.Labels}, Spec: d.Spec.Template.Spec}
+				Labels: d.Spec.Template.Labels}, Spec: spec}
 			Expect(c.Create(ctx, pod, client.DryRunAll)).To(Succeed(), "the pod of Deployment %s/%s under restricted", ns, d.Name)
 			if ns != localenv.InfraNamespace {
 				deps = append(deps, d)
@@ -106,6 +114,24 @@ func enforceRestricted(proxy framework.ClusterProxy, logFolder string) {
 	By("The OpenStack provider's namespace: warn and audit only, for the harness's hostNetwork")
 	Expect(labelNamespace(ctx, c, localenv.InfraNamespace, map[string]string{psaEnforce: "", psaEnforceVersion: "",
 		psaWarn: "restricted", psaAudit: "restricted"})).To(Succeed())
+}
+
+// releasedPodSpec is the manager's pod spec in the release's components of
+// the provider name of type typ (the newest version of the configuration).
+func releasedPodSpec(name, typ string) corev1.PodSpec {
+	for _, p := range e2eConfig.Providers {
+		if p.Name != name || p.Type != typ {
+			continue
+		}
+		data, err := os.ReadFile(p.Versions[0].Value)
+		Expect(err).NotTo(HaveOccurred())
+		d, err := localenv.ComponentsDeployment(data)
+		Expect(err).NotTo(HaveOccurred(), p.Versions[0].Value)
+		Expect(d.Spec.Template.Spec.HostNetwork).To(BeFalse(), "%s: the release itself asks for hostNetwork", p.Versions[0].Value)
+		return d.Spec.Template.Spec
+	}
+	Fail("no " + typ + " " + name + " in the e2e configuration")
+	return corev1.PodSpec{}
 }
 
 // labelNamespace sets labels on namespace ns; an empty value removes one.

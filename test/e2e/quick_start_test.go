@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -49,6 +50,14 @@ type quickStartInput struct {
 	Prefix, Flavor    string
 	ControlPlaneCount int64
 	WorkerCount       int64
+	// ClusterctlConfig, InfrastructureProvider and CloudsYAML, when set,
+	// replace the suite's clusterctl configuration, the configuration's
+	// "openstack:<version>" and the test cloud's clouds.yaml in
+	// `clusterctl generate cluster` (the upgrade suite: the previous
+	// release's repository, its version, and the counting proxy).
+	ClusterctlConfig       string
+	InfrastructureProvider string
+	CloudsYAML             []byte
 	// AfterAvailable, when set, runs with the cluster Available, before
 	// it is deleted (the move suite moves it there, and points Proxy at
 	// the target: the deletion and its checks use quickStartCluster.Proxy).
@@ -101,13 +110,16 @@ func quickStart(ctx context.Context, in quickStartInput) {
 	})
 
 	By(fmt.Sprintf("clusterctl generate cluster %s --flavor %s (%d control-plane, %d worker machines)", name, in.Flavor, in.ControlPlaneCount, in.WorkerCount))
-	clouds, err := localenv.SingleCloudYAML(*cloudsYAML, cloudName)
-	Expect(err).NotTo(HaveOccurred())
+	clouds := in.CloudsYAML
+	if clouds == nil {
+		clouds, err = localenv.SingleCloudYAML(*cloudsYAML, cloudName)
+		Expect(err).NotTo(HaveOccurred())
+	}
 	manifest := clusterctl.ConfigCluster(ctx, clusterctl.ConfigClusterInput{
 		LogFolder:                logFolder,
-		ClusterctlConfigPath:     clusterctlConfigPath,
+		ClusterctlConfigPath:     cmp.Or(in.ClusterctlConfig, clusterctlConfigPath),
 		KubeconfigPath:           in.Proxy.GetKubeconfigPath(),
-		InfrastructureProvider:   infraProviderVersion(),
+		InfrastructureProvider:   cmp.Or(in.InfrastructureProvider, infraProviderVersion()),
 		Flavor:                   in.Flavor,
 		Namespace:                name,
 		ClusterName:              name,

@@ -124,6 +124,26 @@ func (p *Proxy) CountFunc(keep func(Call) bool) int {
 	return n
 }
 
+// CreatesAndDeletes are the calls that create or delete a network, subnet,
+// router, security group, load balancer (or listener, pool, monitor,
+// member), floating IP, server, port, trunk or volume, as "METHOD path
+// template". Tokens, actions, security-group rules and tags are not
+// resources of their own.
+func CreatesAndDeletes(calls []Call) []string {
+	var out []string
+	for _, c := range calls {
+		if c.Method != "POST" && c.Method != "DELETE" {
+			continue
+		}
+		if c.Service == ServiceIdentity || strings.HasSuffix(c.Path, "/action") ||
+			strings.Contains(c.Path, "security-group-rules") || strings.Contains(c.Path, "/tags") {
+			continue
+		}
+		out = append(out, c.Method+" "+c.Path)
+	}
+	return out
+}
+
 // Summary is a table of the recorded calls grouped by service, method and path template,
 // with the count and the statuses seen ("0" is a dropped connection), e.g.
 //

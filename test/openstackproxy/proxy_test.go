@@ -846,3 +846,23 @@ func envtestFreePorts(n int) ([]int, error) {
 	}
 	return out, nil
 }
+
+func TestCreatesAndDeletes(t *testing.T) {
+	calls := []Call{
+		{Service: ServiceIdentity, Method: "POST", Path: "/v3/auth/tokens"},
+		{Service: ServiceCompute, Method: "GET", Path: "/v2.1/servers/{id}"},
+		{Service: ServiceCompute, Method: "POST", Path: "/v2.1/servers"},
+		{Service: ServiceCompute, Method: "POST", Path: "/v2.1/servers/{id}/action"},
+		{Service: ServiceNetwork, Method: "PUT", Path: "/v2.0/floatingips/{id}"},
+		{Service: ServiceNetwork, Method: "POST", Path: "/v2.0/security-group-rules"},
+		{Service: ServiceNetwork, Method: "DELETE", Path: "/v2.0/security-group-rules/{id}"},
+		{Service: ServiceNetwork, Method: "PUT", Path: "/v2.0/networks/{id}/tags"},
+		{Service: ServiceNetwork, Method: "DELETE", Path: "/v2.0/ports/{id}"},
+		{Service: ServiceLoadBalancer, Method: "POST", Path: "/v2/lbaas/pools/{id}/members"},
+	}
+	got := CreatesAndDeletes(calls)
+	want := []string{"POST /v2.1/servers", "DELETE /v2.0/ports/{id}", "POST /v2/lbaas/pools/{id}/members"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("CreatesAndDeletes = %q, want %q", got, want)
+	}
+}

@@ -220,7 +220,10 @@ func (s *Simulator) ForgetWorkload(cd client.ObjectKey) {
 //     cluster has, and still works after `clusterctl move`;
 //   - the local OpenStack's catalog names 127.0.0.1 endpoints, which a pod
 //     reaches only in the node's network namespace, so the infrastructure
-//     manager runs with hostNetwork.
+//     manager runs with hostNetwork. The e2e's clusterctl repository serves
+//     components that already carry it (FitInfrastructureComponents), so
+//     that `clusterctl upgrade apply` keeps it; this sets it for the
+//     installs that do not come from there (Helm, the quickstart).
 //
 // It waits until the changed Deployments run their new pods, and returns
 // them.

@@ -632,24 +632,6 @@ func ours(obj capiconditions.Getter) bool {
 	return capiconditions.Get(obj, clusterv1.PausedCondition) != nil && ready != nil && ready.Reason != "NoReasonReported"
 }
 
-// openstackCreatesAndDeletes are the calls that create or delete a
-// network, subnet, router, security group, load balancer (or listener,
-// pool, monitor, member), floating IP, server, port, trunk or volume.
-func openstackCreatesAndDeletes(calls []openstackproxy.Call) []string {
-	var out []string
-	for _, c := range calls {
-		if c.Method != "POST" && c.Method != "DELETE" {
-			continue
-		}
-		if c.Service == openstackproxy.ServiceIdentity || strings.HasSuffix(c.Path, "/action") ||
-			strings.Contains(c.Path, "security-group-rules") || strings.Contains(c.Path, "/tags") {
-			continue
-		}
-		out = append(out, c.Method+" "+c.Path)
-	}
-	return out
-}
-
 // writesBy counts the write calls by method and path template.
 func writesBy(calls []openstackproxy.Call) string {
 	n := map[string]int{}
@@ -725,7 +707,7 @@ func takeOver(t *testing.T, e *envtest.Environment, osc *infrav1beta1.OpenStackC
 	calls := proxy.Calls()
 	t.Logf("OpenStack calls of the take-over: %d (%d writes: %s)\n%s", proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite),
 		writesBy(calls), proxy.Summary())
-	Expect(openstackCreatesAndDeletes(calls)).To(BeEmpty(), "the take-over created or deleted OpenStack resources")
+	Expect(openstackproxy.CreatesAndDeletes(calls)).To(BeEmpty(), "the take-over created or deleted OpenStack resources")
 	return hub
 }
 
