@@ -61,19 +61,10 @@ const (
 	EventTemplateDeleted   = "InfraMachineTemplateDeleted"
 )
 
-// condition is the wanted state of the Synchronized condition.
-type condition struct {
-	status  corev1.ConditionStatus
-	reason  string
-	message string
-	// warnings become events when the message changes.
-	warnings []string
-	// On True: the side synchronized from (status.synchronizedAPI) and
-	// its generation (status.synchronizedGeneration). Empty: the MAPI
-	// MachineSet's (MAPI to CAPI).
-	sourceAPI mapiv1beta1.SynchronizedAPI
-	sourceGen int64
-}
+// condition is the wanted state of the Synchronized condition. On True an
+// empty SourceAPI means the MAPI MachineSet's own side and generation (MAPI
+// to CAPI).
+type condition = authority.Wanted
 
 // setSynchronized writes the Synchronized condition, and on True
 // status.synchronizedGeneration, unless they already say so, and records
@@ -87,7 +78,7 @@ func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.Machin
 	if err := r.applySynchronized(ctx, ms, next, gen, api); err != nil {
 		return err
 	}
-	r.recordSynchronized(ms, cur, next, want.warnings, gen)
+	r.recordSynchronized(ms, cur, next, want.Warnings, gen)
 	return nil
 }
 
@@ -95,14 +86,14 @@ func (r *Reconciler) setSynchronized(ctx context.Context, ms *mapiv1beta1.Machin
 // synchronizedGeneration and synchronizedAPI to go with it, given the
 // current condition cur.
 func synchronizedState(ms *mapiv1beta1.MachineSet, cur *mapiv1beta1.Condition, want condition) (mapiv1beta1.Condition, int64, mapiv1beta1.SynchronizedAPI) {
-	next := authority.NextSynchronized(cur, want.status, want.reason, want.message, metav1.Now())
+	next := authority.NextSynchronized(cur, want.Status, want.Reason, want.Message, metav1.Now())
 	// synchronizedGeneration never decreases (the CRD refuses it, but in
 	// the write that leaves Migrating, which is the migration
 	// controller's). synchronizedAPI names the side of the last sync, and
 	// stays until the next one (the migration controller reads it).
 	gen, api := ms.Status.SynchronizedGeneration, ms.Status.SynchronizedAPI
-	if want.status == corev1.ConditionTrue {
-		source, sourceGen := want.sourceAPI, want.sourceGen
+	if want.Status == corev1.ConditionTrue {
+		source, sourceGen := want.SourceAPI, want.SourceGen
 		if source == "" {
 			source, sourceGen = mapiv1beta1.SynchronizedAPIMachineAPI, ms.Generation
 		}

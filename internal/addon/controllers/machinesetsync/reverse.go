@@ -73,8 +73,8 @@ func (r *Reconciler) reconcileFromCAPI(ctx context.Context, ms *mapiv1beta1.Mach
 		return r.fail(ctx, ms, ReasonMAPIUpdateFailed, "Cannot update the MAPI MachineSet's status: "+err.Error(), err)
 	}
 	return r.setSynchronized(ctx, ms, condition{
-		status: corev1.ConditionTrue, reason: ReasonSynchronized, message: synchronizedMessage(warnings), warnings: warnings,
-		sourceAPI: mapiv1beta1.SynchronizedAPIClusterAPI, sourceGen: mirror.Generation,
+		Status: corev1.ConditionTrue, Reason: ReasonSynchronized, Message: synchronizedMessage(warnings), Warnings: warnings,
+		SourceAPI: mapiv1beta1.SynchronizedAPIClusterAPI, SourceGen: mirror.Generation,
 	})
 }
 
@@ -96,7 +96,7 @@ func (r *Reconciler) reconcileInitial(ctx context.Context, ms *mapiv1beta1.Machi
 		return r.fail(ctx, ms, reason, err.Error(), err)
 	}
 	return r.setSynchronized(ctx, ms, condition{
-		status: corev1.ConditionTrue, reason: ReasonSynchronized, message: synchronizedMessage(c.warnings), warnings: c.warnings,
+		Status: corev1.ConditionTrue, Reason: ReasonSynchronized, Message: synchronizedMessage(c.warnings), Warnings: c.warnings,
 	})
 }
 

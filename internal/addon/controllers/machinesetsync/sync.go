@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileSync(ctx context.Context, ms *mapiv1beta1.MachineS
 		return r.fail(ctx, ms, ReasonTemplateFailed, "Cannot clean up the old infrastructure machine templates: "+err.Error(), err)
 	}
 	return r.setSynchronized(ctx, ms, condition{
-		status: corev1.ConditionTrue, reason: ReasonSynchronized, message: synchronizedMessage(warnings), warnings: warnings,
+		Status: corev1.ConditionTrue, Reason: ReasonSynchronized, Message: synchronizedMessage(warnings), Warnings: warnings,
 	})
 }
 
@@ -122,7 +122,7 @@ func (r *Reconciler) fail(ctx context.Context, ms *mapiv1beta1.MachineSet, reaso
 	if isStale(cause) {
 		return cause
 	}
-	if err := r.setSynchronized(ctx, ms, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+	if err := r.setSynchronized(ctx, ms, condition{Status: corev1.ConditionFalse, Reason: reason, Message: message}); err != nil {
 		return errors.Join(cause, err)
 	}
 	return cause
@@ -133,7 +133,7 @@ func (r *Reconciler) fail(ctx context.Context, ms *mapiv1beta1.MachineSet, reaso
 // to retry until the object changes. A failed write of the condition is
 // retried.
 func (r *Reconciler) refuse(ctx context.Context, ms *mapiv1beta1.MachineSet, reason, message string) error {
-	if err := r.setSynchronized(ctx, ms, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+	if err := r.setSynchronized(ctx, ms, condition{Status: corev1.ConditionFalse, Reason: reason, Message: message}); err != nil {
 		return err
 	}
 	return authority.ErrRefused
@@ -142,15 +142,15 @@ func (r *Reconciler) refuse(ctx context.Context, ms *mapiv1beta1.MachineSet, rea
 // reconcileNotAuthoritative says in the condition that the controller
 // leaves the CAPI side alone.
 func (r *Reconciler) reconcileNotAuthoritative(ctx context.Context, ms *mapiv1beta1.MachineSet) error {
-	c := condition{status: corev1.ConditionUnknown, reason: ReasonNotAuthoritative}
+	c := condition{Status: corev1.ConditionUnknown, Reason: ReasonNotAuthoritative}
 	switch {
 	case ms.Status.AuthoritativeAPI == mapiv1beta1.MachineAuthorityMigrating:
-		c.reason = ReasonMigrating
-		c.message = "status.authoritativeAPI is Migrating: authority is being handed over, and the MAPI to CAPI sync leaves the CAPI MachineSet alone until it is done"
+		c.Reason = ReasonMigrating
+		c.Message = "status.authoritativeAPI is Migrating: authority is being handed over, and the MAPI to CAPI sync leaves the CAPI MachineSet alone until it is done"
 	case ms.Status.AuthoritativeAPI != "":
-		c.message = fmt.Sprintf("status.authoritativeAPI is %s: the MAPI to CAPI sync acts only while the Machine API is authoritative, and does not change the CAPI MachineSet", ms.Status.AuthoritativeAPI)
+		c.Message = fmt.Sprintf("status.authoritativeAPI is %s: the MAPI to CAPI sync acts only while the Machine API is authoritative, and does not change the CAPI MachineSet", ms.Status.AuthoritativeAPI)
 	default:
-		c.message = fmt.Sprintf("spec.authoritativeAPI is %s and status.authoritativeAPI is not set yet: the MAPI to CAPI sync acts only while the Machine API is authoritative, and does not change the CAPI MachineSet", ms.Spec.AuthoritativeAPI)
+		c.Message = fmt.Sprintf("spec.authoritativeAPI is %s and status.authoritativeAPI is not set yet: the MAPI to CAPI sync acts only while the Machine API is authoritative, and does not change the CAPI MachineSet", ms.Spec.AuthoritativeAPI)
 	}
 	return r.setSynchronized(ctx, ms, c)
 }

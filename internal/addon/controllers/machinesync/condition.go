@@ -51,29 +51,21 @@ const (
 )
 
 // condition is the wanted Synchronized condition.
-type condition struct {
-	status   corev1.ConditionStatus
-	reason   string
-	message  string
-	warnings []string
-	// On True: the side synchronized from and its generation.
-	sourceAPI mapiv1beta1.SynchronizedAPI
-	sourceGen int64
-}
+type condition = authority.Wanted
 
 func migratingCondition() condition {
-	return condition{status: corev1.ConditionUnknown, reason: ReasonMigrating,
-		message: "status.authoritativeAPI is Migrating: authority is being handed over, and the sync leaves both sides alone until it is done"}
+	return condition{Status: corev1.ConditionUnknown, Reason: ReasonMigrating,
+		Message: "status.authoritativeAPI is Migrating: authority is being handed over, and the sync leaves both sides alone until it is done"}
 }
 
 func synced(api mapiv1beta1.SynchronizedAPI, gen int64, warnings []string) condition {
-	c := condition{status: corev1.ConditionTrue, reason: ReasonSynchronized, sourceAPI: api, sourceGen: gen, warnings: warnings}
+	c := condition{Status: corev1.ConditionTrue, Reason: ReasonSynchronized, SourceAPI: api, SourceGen: gen, Warnings: warnings}
 	switch len(warnings) {
 	case 0:
 	case 1:
-		c.message = "Converted with 1 warning: " + warnings[0]
+		c.Message = "Converted with 1 warning: " + warnings[0]
 	default:
-		c.message = fmt.Sprintf("Converted with %d warnings: %s", len(warnings), strings.Join(warnings, "; "))
+		c.Message = fmt.Sprintf("Converted with %d warnings: %s", len(warnings), strings.Join(warnings, "; "))
 	}
 	return c
 }
@@ -84,7 +76,7 @@ func (r *Reconciler) fail(ctx context.Context, m *mapiv1beta1.Machine, reason, m
 	if isStale(cause) || m == nil {
 		return cause
 	}
-	if err := r.setSynchronized(ctx, m, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+	if err := r.setSynchronized(ctx, m, condition{Status: corev1.ConditionFalse, Reason: reason, Message: message}); err != nil {
 		return errors.Join(cause, err)
 	}
 	return cause
@@ -95,7 +87,7 @@ func (r *Reconciler) fail(ctx context.Context, m *mapiv1beta1.Machine, reason, m
 // to retry until an object changes. A failed write of the condition is
 // retried.
 func (r *Reconciler) refuse(ctx context.Context, m *mapiv1beta1.Machine, reason, message string) error {
-	if err := r.setSynchronized(ctx, m, condition{status: corev1.ConditionFalse, reason: reason, message: message}); err != nil {
+	if err := r.setSynchronized(ctx, m, condition{Status: corev1.ConditionFalse, Reason: reason, Message: message}); err != nil {
 		return err
 	}
 	return authority.ErrRefused
@@ -109,11 +101,11 @@ func (r *Reconciler) refuse(ctx context.Context, m *mapiv1beta1.Machine, reason,
 // owns just this entry.
 func (r *Reconciler) setSynchronized(ctx context.Context, m *mapiv1beta1.Machine, want condition) error {
 	cur := authority.FindCondition(m.Status.Conditions, authority.SynchronizedCondition)
-	next := authority.NextSynchronized(cur, want.status, want.reason, want.message, metav1.Now())
+	next := authority.NextSynchronized(cur, want.Status, want.Reason, want.Message, metav1.Now())
 	gen, api := m.Status.SynchronizedGeneration, m.Status.SynchronizedAPI
-	if want.status == corev1.ConditionTrue {
-		api = want.sourceAPI
-		gen = max(gen, want.sourceGen)
+	if want.Status == corev1.ConditionTrue {
+		api = want.SourceAPI
+		gen = max(gen, want.SourceGen)
 	}
 	if authority.SameCondition(cur, next) && gen == m.Status.SynchronizedGeneration && api == m.Status.SynchronizedAPI {
 		return nil
@@ -121,7 +113,7 @@ func (r *Reconciler) setSynchronized(ctx context.Context, m *mapiv1beta1.Machine
 	if err := r.apply(ctx, m, next, gen, api); err != nil {
 		return err
 	}
-	r.record(m, cur, next, want.warnings)
+	r.record(m, cur, next, want.Warnings)
 	return nil
 }
 

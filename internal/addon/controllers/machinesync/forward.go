@@ -83,8 +83,8 @@ func (r *Reconciler) ownCAPI(ctx context.Context, m *mapiv1beta1.Machine, desire
 		return false, err
 	}
 	if !found {
-		return true, r.setSynchronized(ctx, m, condition{status: corev1.ConditionUnknown, reason: ReasonWaitingForMachineSet,
-			message: fmt.Sprintf("Waiting for the CAPI MachineSet %s/%s, which will own the CAPI Machine", r.CAPINamespace, msName)})
+		return true, r.setSynchronized(ctx, m, condition{Status: corev1.ConditionUnknown, Reason: ReasonWaitingForMachineSet,
+			Message: fmt.Sprintf("Waiting for the CAPI MachineSet %s/%s, which will own the CAPI Machine", r.CAPINamespace, msName)})
 	}
 	desired.OwnerReferences = []metav1.OwnerReference{ownerRef(clusterv1.GroupVersion.String(), "MachineSet", ms)}
 	desired.Labels[clusterv1.MachineSetNameLabel] = format.MustFormatValue(msName)

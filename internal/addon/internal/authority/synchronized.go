@@ -19,6 +19,19 @@ import (
 // failure.
 var ErrRefused = errors.New("the conversion refused the object; its Synchronized condition says why")
 
+// Wanted is the state a sync wants a MAPI object's Synchronized condition
+// in. Warnings become Warning events when the message changes. On True,
+// SourceAPI and SourceGen are the side synchronized from and its generation
+// (status.synchronizedAPI and status.synchronizedGeneration).
+type Wanted struct {
+	Status    corev1.ConditionStatus
+	Reason    string
+	Message   string
+	Warnings  []string
+	SourceAPI mapiv1beta1.SynchronizedAPI
+	SourceGen int64
+}
+
 // maxMessageLength bounds a condition message (a conversion may warn many
 // times).
 const maxMessageLength = 8192
