@@ -52,13 +52,11 @@ import (
 
 // Names the controller puts on objects.
 const (
-	// SyncFinalizer is on the MAPI MachineSet and on its mirror while the
-	// controller may still have work to do for them.
-	SyncFinalizer = "sync.machine.openshift.io/finalizer"
-	// CreatedForAnnotation is set only on objects the controller created
-	// (mirrors and templates); its value is the MAPI MachineSet's name. The
-	// controller never deletes an object without it.
-	CreatedForAnnotation = "sync.machine.openshift.io/created-for"
+	// SyncFinalizer is on the MAPI MachineSet and on its mirror.
+	SyncFinalizer = authority.SyncFinalizer
+	// CreatedForAnnotation is on the mirrors and templates the controller
+	// created; its value is the MAPI MachineSet's name.
+	CreatedForAnnotation = authority.CreatedForAnnotation
 	// MachineSetLabel ties a template to its MachineSet, for lookup; the
 	// value is mapi2capi.LabelValue(<MachineSet name>) (the name itself
 	// unless longer than 63 characters). Upstream's key.
@@ -69,7 +67,7 @@ const (
 	// synchronizedGeneration, which the migration controller also writes.
 	ConditionFieldOwner = "machineset-sync-controller-synchronized"
 	// InfrastructureName is the name of the Infrastructure singleton.
-	InfrastructureName = "cluster"
+	InfrastructureName = authority.InfrastructureName
 )
 
 // Reconciler syncs MAPI MachineSets to CAPI MachineSets.

@@ -66,12 +66,10 @@ import (
 
 // Names the controller puts on objects.
 const (
-	// SyncFinalizer is on the MAPI Machine and the CAPI Machine while the
-	// controller may have work left for them (upstream's name).
-	SyncFinalizer = "sync.machine.openshift.io/finalizer"
-	// CreatedForAnnotation marks the objects the controller created; it
-	// never deletes a mirror without it.
-	CreatedForAnnotation = "sync.machine.openshift.io/created-for"
+	// SyncFinalizer is on the MAPI Machine and the CAPI Machine.
+	SyncFinalizer = authority.SyncFinalizer
+	// CreatedForAnnotation marks the mirrors the controller created.
+	CreatedForAnnotation = authority.CreatedForAnnotation
 	// FieldOwner is the field manager of the controller's writes.
 	FieldOwner = "machine-sync-controller"
 	// ConditionFieldOwner owns Synchronized, synchronizedGeneration and
@@ -79,7 +77,7 @@ const (
 	// them too).
 	ConditionFieldOwner = "machine-sync-controller-synchronized"
 	// InfrastructureName is the name of the Infrastructure singleton.
-	InfrastructureName = "cluster"
+	InfrastructureName = authority.InfrastructureName
 )
 
 // Reconciler syncs MAPI Machines and their CAPI partners.

@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/ocp-capi/ocp-capi/internal/addon/internal/authority"
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
@@ -54,7 +55,7 @@ import (
 // Names the sync puts on the copies.
 const (
 	// CreatedForAnnotation marks a copy; its value is the source's name.
-	CreatedForAnnotation = "sync.machine.openshift.io/created-for"
+	CreatedForAnnotation = authority.CreatedForAnnotation
 	// FieldOwner is the field manager of the writes.
 	FieldOwner = "secret-sync-controller"
 	// Keys of the data.

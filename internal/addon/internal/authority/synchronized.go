@@ -11,6 +11,19 @@ import (
 	mapiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/machine/v1beta1"
 )
 
+// Names the syncs share (upstream's).
+const (
+	// SyncFinalizer is on a synced object and its mirror while a sync may
+	// still have work to do for them.
+	SyncFinalizer = "sync.machine.openshift.io/finalizer"
+	// CreatedForAnnotation is set only on objects a sync created (mirrors,
+	// templates, Secret copies); its value is the source's name. A sync
+	// never deletes an object without it.
+	CreatedForAnnotation = "sync.machine.openshift.io/created-for"
+	// InfrastructureName is the name of the Infrastructure singleton.
+	InfrastructureName = "cluster"
+)
+
 // ErrRefused is what a sync returns once it has reported, in the
 // Synchronized condition and a Warning event, that a conversion refused
 // what a user wrote. A retry cannot succeed: only a change of the object
