@@ -407,6 +407,36 @@ func v1beta1Condition(typ string) infrav1beta1.Condition {
 // bootstrap Secret, the Machine, the OpenStackMachine (v1beta1) and the
 // OpenStackServer (v1alpha1) CAPO's machine controller made. It checks
 // that each v1beta1 object reads back exactly as written.
+// createCAPOServer stores the OpenStackServer that CAPO v0.14 keeps for
+// server name of cluster (a machine's or the bastion), owned (not
+// controlled) by owner, as CAPO writes it once the server is ACTIVE: one
+// port on the cluster network with group sg, the cluster's tags; edit adds
+// what this server has of its own.
+func createCAPOServer(ctx context.Context, cl client.Client, c *capoCloud, ns, cluster, name, sg string, owner metav1.OwnerReference,
+	addresses []clusterv1.MachineAddress, edit func(*infrav1alpha1.OpenStackServerSpec)) {
+	oss := &infrav1alpha1.OpenStackServer{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: cluster},
+			Finalizers: []string{infrav1alpha1.OpenStackServerFinalizer}, OwnerReferences: []metav1.OwnerReference{owner}},
+		Spec: infrav1alpha1.OpenStackServerSpec{
+			Flavor: ptr.To(fx.flavorName), Image: infrav1.ImageParam{ID: ptr.To(fx.imageID)},
+			IdentityRef: infrav1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: testCloud},
+			Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
+				SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(sg)}}}},
+			Tags: c.tags,
+		},
+	}
+	edit(&oss.Spec)
+	Expect(cl.Create(ctx, oss)).To(Succeed())
+	oss.Status = infrav1alpha1.OpenStackServerStatus{
+		InstanceID: ptr.To(c.servers[name]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
+		Addresses: addresses,
+		Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
+			Name: name + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{sg}}}},
+		Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[name]}}},
+	}
+	Expect(cl.Status().Update(ctx, oss)).To(Succeed())
+}
+
 func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoCloud, cp, workers []string) (*infrav1beta1.OpenStackCluster, map[string]*infrav1beta1.OpenStackMachine) {
 	t.Helper()
 	ctx := context.Background()
@@ -543,32 +573,14 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 		// CAPO's machine controller made the machine's OpenStackServer:
 		// owned (not controlled) by the OpenStackMachine, the spec derived
 		// from the machine's with the cluster's network and group.
-		oss := &infrav1alpha1.OpenStackServer{
-			ObjectMeta: metav1.ObjectMeta{Name: m, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
-				Finalizers: []string{infrav1alpha1.OpenStackServerFinalizer},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackMachine",
-					Name: m, UID: osm.UID}}},
-			Spec: infrav1alpha1.OpenStackServerSpec{
-				Flavor: ptr.To(fx.flavorName), Image: infrav1.ImageParam{ID: ptr.To(fx.imageID)},
-				IdentityRef: infrav1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: testCloud},
-				Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
-					SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(sg)}}}},
-				Tags: c.tags, UserDataRef: &corev1.LocalObjectReference{Name: bootstrap.Name},
-				AdditionalBlockDevices: blockDevices, RootVolume: rootVolume,
-			},
-		}
-		if extras {
-			oss.Spec.Trunk = ptr.To(true)
-		}
-		Expect(cl.Create(ctx, oss)).To(Succeed())
-		oss.Status = infrav1alpha1.OpenStackServerStatus{
-			InstanceID: ptr.To(c.servers[m]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
-			Addresses: machineAddresses,
-			Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
-				Name: m + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{sg}}}},
-			Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[m]}}},
-		}
-		Expect(cl.Status().Update(ctx, oss)).To(Succeed())
+		owner := metav1.OwnerReference{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackMachine", Name: m, UID: osm.UID}
+		createCAPOServer(ctx, cl, c, ns, name, m, sg, owner, machineAddresses, func(spec *infrav1alpha1.OpenStackServerSpec) {
+			spec.UserDataRef = &corev1.LocalObjectReference{Name: bootstrap.Name}
+			spec.AdditionalBlockDevices, spec.RootVolume = blockDevices, rootVolume
+			if extras {
+				spec.Trunk = ptr.To(true)
+			}
+		})
 	}
 	for _, m := range cp {
 		add(m, true, c.cpSG, false)
@@ -581,28 +593,9 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 	// after the Cluster, owned (not controlled) by the OpenStackCluster;
 	// its spec is CAPO's derivation of spec.bastion.spec: the cluster's
 	// tags, one port on the cluster network with the bastion group.
-	bastion := &infrav1alpha1.OpenStackServer{
-		ObjectMeta: metav1.ObjectMeta{Name: c.bastion, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
-			Finalizers: []string{infrav1alpha1.OpenStackServerFinalizer},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackCluster",
-				Name: name, UID: osc.UID}}},
-		Spec: infrav1alpha1.OpenStackServerSpec{
-			Flavor: ptr.To(fx.flavorName), Image: infrav1.ImageParam{ID: ptr.To(fx.imageID)},
-			IdentityRef: infrav1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: testCloud},
-			Ports: []infrav1.PortOpts{{Network: &infrav1.NetworkParam{ID: ptr.To(c.networkID)},
-				SecurityGroups: []infrav1.SecurityGroupParam{{ID: ptr.To(c.bastionSG)}}}},
-			Tags: c.tags,
-		},
-	}
-	Expect(cl.Create(ctx, bastion)).To(Succeed())
-	bastion.Status = infrav1alpha1.OpenStackServerStatus{
-		InstanceID: ptr.To(c.servers[c.bastion]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
-		Addresses: []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[c.bastion]}},
-		Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
-			Name: c.bastion + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{c.bastionSG}}}},
-		Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[c.bastion]}}},
-	}
-	Expect(cl.Status().Update(ctx, bastion)).To(Succeed())
+	owner := metav1.OwnerReference{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackCluster", Name: name, UID: osc.UID}
+	createCAPOServer(ctx, cl, c, ns, name, c.bastion, c.bastionSG, owner,
+		[]clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[c.bastion]}}, func(*infrav1alpha1.OpenStackServerSpec) {})
 	return osc, osms
 }
 
