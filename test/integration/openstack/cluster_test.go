@@ -222,6 +222,15 @@ func TestManagedClusterWithControlPlaneAndBastion(t *testing.T) {
 		g.Expect(ptr.Deref(osc.Status.Initialization.Provisioned, false)).To(BeTrue())
 	}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 
+	// The bastion's server reports the floating IP its cluster gave it, well
+	// before a resync (10 min here) would read Nova again: the late write the
+	// steady-state audit found (docs/reliability.md).
+	Eventually(func(g Gomega) {
+		oss := &infrav1alpha1.OpenStackServer{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: osc.Status.Bastion.Name}, oss)).To(Succeed())
+		g.Expect(oss.Status.Addresses).To(ContainElement(clusterv1.MachineAddress{Type: clusterv1.MachineExternalIP, Address: osc.Status.Bastion.FloatingIP}))
+	}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+
 	// Steady state: a resync makes at most 2 OpenStack calls and no write.
 	time.Sleep(4 * time.Second)
 	get(t, osc)(NewWithT(t))

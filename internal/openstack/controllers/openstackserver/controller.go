@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
@@ -45,6 +47,7 @@ var (
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackservers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddresses,verbs=get;list;watch
@@ -70,7 +73,40 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(r.clusterToServers),
 			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), ctrl.LoggerFrom(ctx)))).
+		// A bastion's floating IP is associated by its cluster's controller;
+		// its server then reports it (knownFloatingIP).
+		Watches(&infrav1.OpenStackCluster{},
+			handler.EnqueueRequestsFromMapFunc(bastionOf),
+			builder.WithPredicates(bastionFloatingIPChanged)).
 		Complete(r)
+}
+
+// bastionFloatingIPChanged passes only the update that records a new
+// floating IP for the bastion, so resyncs of clusters bring no pass.
+var bastionFloatingIPChanged = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return bastionFloatingIP(e.ObjectOld) != bastionFloatingIP(e.ObjectNew) && bastionFloatingIP(e.ObjectNew) != ""
+	},
+}
+
+func bastionFloatingIP(o client.Object) string {
+	osc, ok := o.(*infrav1.OpenStackCluster)
+	if !ok || osc.Status.Bastion == nil {
+		return ""
+	}
+	return osc.Status.Bastion.FloatingIP
+}
+
+// bastionOf enqueues a cluster's bastion server.
+func bastionOf(_ context.Context, o client.Object) []reconcile.Request {
+	osc, ok := o.(*infrav1.OpenStackCluster)
+	if !ok || osc.Status.Bastion == nil || osc.Status.Bastion.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: osc.Namespace, Name: osc.Status.Bastion.Name}}}
 }
 
 // clusterToServers enqueues the servers of a cluster when it is paused or

@@ -149,6 +149,7 @@ func (r *Reconciler) reconcileInstance(ctx context.Context, s *serverScope) (ctr
 	if s.instanceID != "" {
 		if recent, left := r.memo.polledWithin(oss.UID, buildPoll, time.Now()); recent {
 			if ptr.Deref(oss.Status.InstanceState, "") == infrav1.InstanceStateActive {
+				oss.Status.Addresses = withFloatingIP(oss.Status.Addresses, r.knownFloatingIP(ctx, s))
 				return skeleton.Stop(ctrl.Result{}, nil)
 			}
 			return skeleton.Stop(ctrl.Result{RequeueAfter: left}, nil)
@@ -165,7 +166,9 @@ func (r *Reconciler) reconcileInstance(ctx context.Context, s *serverScope) (ctr
 	if s.instanceID == "" {
 		r.Recorder.Eventf(oss, nil, corev1.EventTypeNormal, "ServerCreated", "Create", "Server %s is %s", srv.ID, srv.Status)
 	}
-	return skeleton.Stop(r.observe(oss, srv), nil)
+	res := r.observe(oss, srv)
+	oss.Status.Addresses = withFloatingIP(oss.Status.Addresses, r.knownFloatingIP(ctx, s))
+	return skeleton.Stop(res, nil)
 }
 
 // request is what the server package needs from the object.
