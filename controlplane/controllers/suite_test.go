@@ -31,6 +31,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +77,18 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
+	opts := envtest.Options{}
+	if auditing() {
+		dir, err := os.MkdirTemp("", "controlplane-audit-")
+		if err != nil {
+			fmt.Println("FAIL:", err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		auditLog = filepath.Join(dir, "audit.log")
+		opts.AuditLogPath = auditLog
+	}
+	if env, err = envtest.Start(opts); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
 		return 1
 	}
@@ -109,12 +121,12 @@ func run(m *testing.M) int {
 	// One bootstrap provider for every test, unfiltered: it is not what
 	// these tests look at, and its objects carry the control plane's
 	// watch-filter label anyway.
-	stopBootstrap, err := startBootstrap(ctx, env.UnthrottledConfig())
+	stopBootstrap, err := startBootstrap(ctx, withAgent(env.UnthrottledConfig(), bootstrapAgent))
 	if err != nil {
 		fmt.Println("FAIL: bootstrap manager:", err)
 		return 1
 	}
-	stopCP, err := startControlPlane(ctx, env.Config, watchValue)
+	stopCP, err := startControlPlane(ctx, withAgent(env.Config, controlPlaneAgent), watchValue)
 	if err != nil {
 		fmt.Println("FAIL: control-plane manager:", err)
 		return 1
@@ -136,7 +148,12 @@ func run(m *testing.M) int {
 // newManager builds a manager of our providers; its writes pass the loop
 // guard.
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(env.Guard.WrapConfig(cfg), env.ManagerOptions())
+	opts := env.ManagerOptions()
+	if auditing() {
+		period := auditSyncPeriod
+		opts.Cache.SyncPeriod = &period
+	}
+	return ctrl.NewManager(env.Guard.WrapConfig(cfg), opts)
 }
 
 // startControlPlane runs the provider's controller as the
