@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
 	"github.com/ocp-capi/ocp-capi/internal/webhookutil/webhookfuzz"
 )
 
@@ -13,8 +14,8 @@ import (
 // or OpenshiftAssistedConfigTemplate (odd) the types accept, created and
 // updated by a JSON merge patch. Both webhooks: no panic, the same verdict
 // twice, the input unchanged, refusals that name fields. The config: an
-// update refuses what creating the new config refuses, and an update that
-// changes no field answers as a create; the template (mutable): an update
+// update that passes changes no spec field and passes a create of the new
+// config, and an update that changes nothing answers as a create; the template (mutable): an update
 // answers as a create of the new template.
 //
 //	go test ./bootstrap/webhooks -run '^$' -fuzz '^FuzzBootstrapWebhooks$' -fuzztime 10m -parallel 1
@@ -33,6 +34,7 @@ func FuzzBootstrapWebhooks(f *testing.F) {
 		{config, `{}`},
 		{config, `{"metadata":{"labels":{"x":"y"}}}`},
 		{config, `{"spec":{"sshAuthorizedKey":"ssh-ed25519 B","bootMode":"LiveISO","nodeRegistration":{"providerID":"x"}}}`},
+		{config, `{"spec":{"bootMode":"LiveISO"}}`},
 		{config, `{"spec":{"additionalNTPSources":[]}}`},
 		{config, `{"spec":{"nodeRegistration":{"name":"$NOPE","kubeletExtraLabels":["a"]}}}`},
 		{warned, `{"metadata":{"annotations":null}}`},
@@ -58,7 +60,13 @@ func FuzzBootstrapWebhooks(f *testing.F) {
 			if !ok {
 				return
 			}
-			if updated := webhookfuzz.Update(t, w, oldC, newC); updated.Allowed() && !webhookfuzz.Create(t, w, newC).Allowed() {
+			if !webhookfuzz.Update(t, w, oldC, newC).Allowed() {
+				return
+			}
+			if changed := jsonfields.Changed(&oldC.Spec, &newC.Spec); len(changed) > 0 {
+				t.Fatalf("an update changed the immutable spec: %v", changed)
+			}
+			if !webhookfuzz.Create(t, w, newC).Allowed() {
 				t.Fatalf("an update let through a config a create refuses")
 			}
 			return

@@ -33,6 +33,8 @@ func FuzzControlPlaneWebhooks(f *testing.F) {
 		Reason: controlplanev1.ControlPlaneInstallingReason}}
 	annotated := valid.DeepCopy()
 	annotated.Annotations = map[string]string{controlplanev1.InstallConfigOverrideAnnotation: `{"fips":true}`}
+	outdated := valid.DeepCopy()
+	outdated.Spec.DistributionVersion = "4.12.0"
 	tmpl := &controlplanev1.OpenshiftAssistedControlPlaneTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t"}}
 	tmpl.Spec.Template.Spec = validSpec()
 	for _, seed := range []struct {
@@ -44,6 +46,7 @@ func FuzzControlPlaneWebhooks(f *testing.F) {
 		{valid, `{"spec":{"replicas":5,"distributionVersion":"4.17.3","version":"v1.29.0"}}`},
 		{valid, `{"spec":{"config":{"apiVIPs":["10.0.0.5","::1"],"ingressVIPs":["10.0.0.5"],"baseDomain":"Example.com"}}}`},
 		{valid, `{"spec":{"config":{"releaseImage":"quay.io:443/ocp","capabilities":{"baselineCapability":"v4.x"}}}}`},
+		{outdated, `{"metadata":{"finalizers":["x"]}}`},
 		{installed, `{"spec":{"distributionVersion":"4.18.9","config":{"sshAuthorizedKey":"ssh-ed25519 B"}}}`},
 		{installed, `{"spec":{"distributionVersion":"4.20.1","replicas":5}}`},
 		{installing, `{"spec":{"config":{"proxy":{"httpProxy":"http://proxy:3128"}}}}`},

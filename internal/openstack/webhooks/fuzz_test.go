@@ -30,9 +30,10 @@ const (
 // input unchanged, refusals that name fields, and an update that changes
 // nothing in the spec answers as the kind's create would without the spec
 // rules (let through for the immutable kinds; as a create for the
-// cluster). The immutable specs (server, machine template, cluster
-// template) refuse an update exactly when they refuse its reverse; a
-// machine's providerID never changes once set; a cluster update never lets
+// cluster). The immutable specs (server, machine, machine template,
+// cluster template) change only where they may (identityRef; a machine's
+// providerID once), and server and templates refuse an update exactly when
+// they refuse its reverse; a cluster update never lets
 // through what a create of the new cluster refuses.
 //
 //	go test ./internal/openstack/webhooks -run '^$' -fuzz '^FuzzOpenStackWebhooks$' -fuzztime 10m -parallel 1
@@ -56,7 +57,8 @@ func FuzzOpenStackWebhooks(f *testing.F) {
 	}{
 		{kindServer, server, `{}`},
 		{kindServer, server, `{"metadata":{"labels":{"a":"b"}},"spec":{"identityRef":{"name":"rotated"}},"status":{"instanceID":"x"}}`},
-		{kindServer, server, `{"spec":{"flavor":"m1.xlarge","ports":[{"network":{"id":"` + netB + `"},"trunk":true}]}}`},
+		{kindServer, server, `{"spec":{"flavor":"m1.xlarge"}}`},
+		{kindServer, server, `{"spec":{"ports":[{"network":{"id":"` + netB + `"},"trunk":true}]}}`},
 		{kindMachine, machine, `{}`},
 		{kindMachine, machine, `{"spec":{"providerID":"openstack:///other","identityRef":{"name":"rotated"}}}`},
 		{kindMachine, machine, `{"spec":{"providerID":null,"ports":[{"securityGroups":[{"filter":{"name":"b"}}],"enablePortSecurity":false}]}}`},
@@ -75,23 +77,32 @@ func FuzzOpenStackWebhooks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, obj, patch []byte) {
 		switch which % kindCount {
 		case kindServer:
-			fuzzImmutable(t, &openStackServerWebhook{}, obj, patch, func(to, from *infrav1alpha1.OpenStackServer) { to.Spec = from.Spec })
+			fuzzImmutable(t, &openStackServerWebhook{}, obj, patch, func(s *infrav1alpha1.OpenStackServer) any {
+				spec := s.Spec.DeepCopy()
+				spec.IdentityRef = infrav1.OpenStackIdentityReference{}
+				return spec
+			}, func(to, from *infrav1alpha1.OpenStackServer) { to.Spec = from.Spec })
 		case kindMachine:
 			fuzzOpenStackMachine(t, obj, patch)
 		case kindMachineTemplate:
-			fuzzImmutable(t, &openStackMachineTemplateWebhook{}, obj, patch, func(to, from *infrav1.OpenStackMachineTemplate) { to.Spec = from.Spec })
+			fuzzImmutable(t, &openStackMachineTemplateWebhook{}, obj, patch,
+				func(m *infrav1.OpenStackMachineTemplate) any { return m.Spec.Template.Spec },
+				func(to, from *infrav1.OpenStackMachineTemplate) { to.Spec = from.Spec })
 		case kindCluster:
 			fuzzOpenStackCluster(t, obj, patch)
 		case kindClusterTemplate:
-			fuzzImmutable(t, &openStackClusterTemplateWebhook{}, obj, patch, func(to, from *infrav1.OpenStackClusterTemplate) { to.Spec = from.Spec })
+			fuzzImmutable(t, &openStackClusterTemplateWebhook{}, obj, patch,
+				func(c *infrav1.OpenStackClusterTemplate) any { return c.Spec.Template.Spec },
+				func(to, from *infrav1.OpenStackClusterTemplate) { to.Spec = from.Spec })
 		}
 	})
 }
 
-// fuzzImmutable checks a webhook whose spec is immutable (copySpec copies
-// the spec of from into to): updates that keep the spec pass, and an update
-// is refused exactly when its reverse is.
-func fuzzImmutable[T runtime.Object](t *testing.T, w admission.Validator[T], obj, patch []byte, copySpec func(to, from T)) {
+// fuzzImmutable checks a webhook whose spec is immutable (fixed gives its
+// immutable part, copySpec copies the spec of from into to): an update that
+// passes keeps the fixed part, updates that keep the spec pass, and an
+// update is refused exactly when its reverse is.
+func fuzzImmutable[T runtime.Object](t *testing.T, w admission.Validator[T], obj, patch []byte, fixed func(T) any, copySpec func(to, from T)) {
 	var zero T
 	oldO, ok := webhookfuzz.Decode(zero, obj)
 	if !ok {
@@ -105,6 +116,9 @@ func fuzzImmutable[T runtime.Object](t *testing.T, w admission.Validator[T], obj
 	forward := webhookfuzz.Update(t, w, oldO, newO)
 	if backward := webhookfuzz.Update(t, w, newO, oldO); forward.Allowed() != backward.Allowed() {
 		t.Fatalf("an update and its reverse answer differently: %v / %v", forward.Err, backward.Err)
+	}
+	if forward.Allowed() && !webhookfuzz.SameJSON(t, fixed(oldO), fixed(newO)) {
+		t.Fatalf("an update changed the immutable spec")
 	}
 	sameSpec := newO.DeepCopyObject().(T)
 	copySpec(sameSpec, oldO)
@@ -124,8 +138,18 @@ func fuzzOpenStackMachine(t *testing.T, obj, patch []byte) {
 	if !ok {
 		return
 	}
-	if webhookfuzz.Update(t, w, oldM, newM).Allowed() && oldM.Spec.ProviderID != "" && newM.Spec.ProviderID != oldM.Spec.ProviderID {
-		t.Fatalf("providerID changed from %q to %q", oldM.Spec.ProviderID, newM.Spec.ProviderID)
+	if webhookfuzz.Update(t, w, oldM, newM).Allowed() {
+		if oldM.Spec.ProviderID != "" && newM.Spec.ProviderID != oldM.Spec.ProviderID {
+			t.Fatalf("providerID changed from %q to %q", oldM.Spec.ProviderID, newM.Spec.ProviderID)
+		}
+		fixed := func(m *infrav1.OpenStackMachine) any {
+			spec := m.Spec.DeepCopy()
+			spec.ProviderID, spec.IdentityRef = "", nil
+			return spec
+		}
+		if !webhookfuzz.SameJSON(t, fixed(oldM), fixed(newM)) {
+			t.Fatalf("an update changed the immutable spec")
+		}
 	}
 	sameSpec := newM.DeepCopy()
 	sameSpec.Spec = oldM.Spec

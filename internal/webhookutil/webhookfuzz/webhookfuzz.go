@@ -114,6 +114,47 @@ func twice[T runtime.Object](t *testing.T, objs []T, validate func() (admission.
 	return v
 }
 
+// SameJSON tells whether a and b encode to the same JSON once null, empty
+// lists and empty objects are dropped: the webhooks count those as absent,
+// as the wire does with omitempty.
+func SameJSON(tb testing.TB, a, b any) bool {
+	tb.Helper()
+	return reflect.DeepEqual(pruned(tb, a), pruned(tb, b))
+}
+
+func pruned(tb testing.TB, v any) any {
+	tb.Helper()
+	var out any
+	if err := json.Unmarshal(Seed(tb, v), &out); err != nil {
+		tb.Fatal(err)
+	}
+	return prune(out)
+}
+
+func prune(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if e = prune(e); e == nil {
+				delete(t, k)
+			} else {
+				t[k] = e
+			}
+		}
+		if len(t) == 0 {
+			return nil
+		}
+	case []any:
+		if len(t) == 0 {
+			return nil
+		}
+		for i := range t {
+			t[i] = prune(t[i])
+		}
+	}
+	return v
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
