@@ -43,7 +43,12 @@ E2E_REGISTRY_PORT ?= 16447
 # (test/openstackproxy): one listener per OpenStack port, at that port plus
 # 20000 (proxyPortOffset in test/e2e/migration_test.go).
 E2E_OPENSTACK_PROXY_PORTS := 25000,28774,28776,28778,29292,29696,29876
-E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2),$(E2E_ASSISTED_PORT_3),$(E2E_ASSISTED_PORT_4),$(E2E_REGISTRY_PORT),$(E2E_OPENSTACK_PROXY_PORTS)
+# The opt-in scale suite (make test-e2e-scale): one workload API server per
+# cluster made at once, each behind its own Service (workload-api-<port>).
+E2E_SCALE_WORKLOAD_PORTS ?= 16460,16461,16462,16463,16464
+# How many 1 + 1 clusters the scale suite makes at once; 0 skips it.
+E2E_SCALE_CLUSTERS ?= 0
+E2E_FORWARD_PORTS := 5000,8774,8776,8778,9292,9696,9876,$(E2E_WORKLOAD_API_PORT),$(E2E_ASSISTED_PORT),$(E2E_ASSISTED_PORT_2),$(E2E_ASSISTED_PORT_3),$(E2E_ASSISTED_PORT_4),$(E2E_REGISTRY_PORT),$(E2E_OPENSTACK_PROXY_PORTS),$(E2E_SCALE_WORKLOAD_PORTS)
 E2E_ARTIFACTS ?= $(ROOT)/_artifacts/e2e
 E2E_RELEASE_DIR ?= $(ROOT)/out
 # E2E_RELEASE=0 uses E2E_RELEASE_DIR as it is (no make release / make images).
@@ -66,7 +71,7 @@ E2E_GO_TEST_FLAGS ?= -count=1 -v
 previous-release: $(BIN)/kustomize $(BIN)/helm $(BIN)/imgbuild ## Build the previous release (a recorded commit's release files and manager images) into E2E_PREVIOUS_DIR, for the upgrade e2e suite.
 	PREVIOUS_OUT=$(abspath $(E2E_PREVIOUS_DIR)) IMAGE_REGISTRY=$(IMAGE_REGISTRY) hack/previous-release.sh
 
-.PHONY: test-e2e e2e-mgmt-up e2e-mgmt-down e2e-prereqs
+.PHONY: test-e2e test-e2e-scale e2e-mgmt-up e2e-mgmt-down e2e-prereqs
 e2e-prereqs: test-tools node-prereqs $(BIN)/mgmt $(BIN)/clusterctl $(BIN)/imgbuild $(if $(filter 1,$(E2E_RELEASE)),release images) previous-release
 
 e2e-mgmt-up: e2e-prereqs ## Start the e2e management clusters (E2E_MGMT_INSTANCE, E2E_MGMT2_INSTANCE, E2E_MGMT3_INSTANCE, E2E_MGMT4_INSTANCE) with the forwards the suites need.
@@ -90,18 +95,22 @@ test-e2e: e2e-prereqs ## Run the e2e suites: local OpenStack, four node manageme
 	$(MAKE) --no-print-directory e2e-mgmt-up E2E_RELEASE=0
 	@rc=0; KUBEBUILDER_ASSETS=$(ROOT)/$(BIN) OCP_CAPI_UPSTREAM_CRDS=$(UPSTREAM_CRDS) \
 		E2E_WORKLOAD_API_PORT=$(E2E_WORKLOAD_API_PORT) E2E_ASSISTED_PORT=$(E2E_ASSISTED_PORT) E2E_ASSISTED_PORT_2=$(E2E_ASSISTED_PORT_2) E2E_ASSISTED_PORT_3=$(E2E_ASSISTED_PORT_3) E2E_ASSISTED_PORT_4=$(E2E_ASSISTED_PORT_4) \
-		E2E_REGISTRY_PORT=$(E2E_REGISTRY_PORT) \
+		E2E_REGISTRY_PORT=$(E2E_REGISTRY_PORT) E2E_SCALE_WORKLOAD_PORTS=$(E2E_SCALE_WORKLOAD_PORTS) \
 		go -C $(E2E_MODULE) test -tags e2e $(E2E_GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) . -args \
 		-e2e.release-dir=$(abspath $(E2E_RELEASE_DIR)) -e2e.release-version=$(E2E_RELEASE_VERSION) -e2e.artifacts-folder=$(E2E_ARTIFACTS) \
 		-e2e.mgmt-kubeconfig=$(E2E_MGMT_DIR)/kubeconfig -e2e.mgmt2-kubeconfig=$(E2E_MGMT2_DIR)/kubeconfig \
 		-e2e.mgmt3-kubeconfig=$(E2E_MGMT3_DIR)/kubeconfig -e2e.mgmt4-kubeconfig=$(E2E_MGMT4_DIR)/kubeconfig \
 		-e2e.previous-release-dir=$(abspath $(E2E_PREVIOUS_DIR)) \
-		-e2e.clouds-yaml=/etc/openstack/clouds.yaml \
+		-e2e.clouds-yaml=/etc/openstack/clouds.yaml -e2e.scale-clusters=$(E2E_SCALE_CLUSTERS) \
 		$(if $(E2E_FOCUS),'-ginkgo.focus=$(E2E_FOCUS)') $(if $(E2E_SKIP),'-ginkgo.skip=$(E2E_SKIP)') \
 		-ginkgo.v -ginkgo.timeout=$(E2E_TIMEOUT) || rc=$$?; \
 	if [ -z "$(E2E_KEEP)" ]; then $(MAKE) --no-print-directory e2e-mgmt-down; \
 	else echo "test-e2e: E2E_KEEP set: management clusters left running ($(E2E_MGMT_DIR), $(E2E_MGMT2_DIR), $(E2E_MGMT3_DIR), $(E2E_MGMT4_DIR)); make e2e-mgmt-down stops them"; fi; \
 	exit $$rc
+
+# Not part of test-e2e (nor CI): the scale suite alone, 5 clusters at once.
+test-e2e-scale: ## Run the opt-in scale e2e suite alone: 5 clusters of 1 control plane + 1 worker made and deleted at once, OpenStack calls per machine (docs/e2e.md).
+	$(MAKE) --no-print-directory test-e2e E2E_FOCUS='Scale, openstack-agent' E2E_SCALE_CLUSTERS=5
 
 .PHONY: quickstart
 quickstart: ## The quickstart (root): tools, local management cluster and OpenStack, clusterctl init, a 3+2 openstack-agent cluster, printed with clusterctl describe until Available.

@@ -281,6 +281,29 @@ func FitProviders(ctx context.Context, c client.Client, caBundle []byte, nodeIP 
 	return deps, nil
 }
 
+// ApplyWorkloadService makes the Service service in
+// WorkloadServiceNamespace whose endpoint is the node's forward of the
+// workload API server's port (StartWorkloadClusterBehind), as FitProviders
+// does for the shared one.
+func ApplyWorkloadService(ctx context.Context, c client.Client, nodeIP, service string, port int32) error {
+	for _, obj := range hostService(WorkloadServiceNamespace, service, nodeIP, port, port) {
+		if err := serverSideApply(ctx, c, obj); err != nil {
+			return fmt.Errorf("%T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// DeleteWorkloadService undoes ApplyWorkloadService.
+func DeleteWorkloadService(ctx context.Context, c client.Client, service string) error {
+	for _, obj := range hostService(WorkloadServiceNamespace, service, "", 0, 0) {
+		if err := client.IgnoreNotFound(c.Delete(ctx, obj)); err != nil {
+			return fmt.Errorf("%T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
 // hostService is a selector-less Service namespace/name on port whose one
 // endpoint is the node's forward of a host port (nodeIP:hostPort): pods
 // reach a server of the test process through it.

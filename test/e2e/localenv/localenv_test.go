@@ -92,7 +92,7 @@ func TestPodKubeconfigNamesTheWorkloadService(t *testing.T) {
 	hostData, err := clientcmd.Write(*host)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	podData, err := podKubeconfig(hostData, port)
+	podData, err := podKubeconfig(hostData, WorkloadServiceName, port)
 	g.Expect(err).NotTo(HaveOccurred())
 	pod, err := clientcmd.Load(podData)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -138,6 +138,30 @@ func TestPodKubeconfigNamesTheWorkloadService(t *testing.T) {
 	g.Expect(slice.Ports).To(HaveLen(1))
 	g.Expect(*slice.Ports[0].Port).To(BeEquivalentTo(port))
 	g.Expect(*slice.Ports[0].Name).To(Equal(svc.Spec.Ports[0].Name), "the slice's port must match the Service's port by name")
+}
+
+// A workload API server behind its own Service (several at once, the scale
+// suite): the pods' kubeconfig names that Service, on the server's port.
+func TestPodKubeconfigNamesItsOwnService(t *testing.T) {
+	g := NewWithT(t)
+	const port = 16461
+	host := clientcmdapi.NewConfig()
+	host.Clusters["envtest"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:16461"}
+	hostData, err := clientcmd.Write(*host)
+	g.Expect(err).NotTo(HaveOccurred())
+	svcName := WorkloadServiceFor(port)
+	g.Expect(svcName).NotTo(Equal(WorkloadServiceName), "not the shared Service of the other suites")
+	podData, err := podKubeconfig(hostData, svcName, port)
+	g.Expect(err).NotTo(HaveOccurred())
+	pod, err := clientcmd.Load(podData)
+	g.Expect(err).NotTo(HaveOccurred())
+	u, err := url.Parse(pod.Clusters["envtest"].Server)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u.Hostname()).To(Equal(svcName + ".default.svc.cluster.local"))
+	g.Expect(u.Port()).To(Equal(strconv.Itoa(port)))
+	svc := hostService(WorkloadServiceNamespace, svcName, "172.30.12.2", port, port)[0].(*corev1.Service)
+	g.Expect(svc.Name).To(Equal(strings.Split(u.Hostname(), ".")[0]))
+	g.Expect(svc.Spec.Ports[0].TargetPort.IntValue()).To(Equal(port))
 }
 
 // The assisted-service Service keeps its shape: port 443 (the URL the

@@ -25,11 +25,19 @@ const (
 	WorkloadServiceNamespace = "default"
 )
 
-// WorkloadPodServer is the API server URL of PodKubeconfig: the Service's
-// DNS name in the mgmt tool's cluster domain (the kubelet's clusterDomain
-// and CoreDNS's zone), and the host port, which the Service keeps.
-func WorkloadPodServer(port int) string {
-	return "https://" + WorkloadServiceName + "." + WorkloadServiceNamespace + ".svc." + localnode.ClusterDomain + ":" + strconv.Itoa(port)
+// podServer is the API server URL of PodKubeconfig: service (in
+// WorkloadServiceNamespace) by its DNS name in the mgmt tool's cluster domain
+// (the kubelet's clusterDomain and CoreDNS's zone), and the host port, which
+// the Service keeps.
+func podServer(service string, port int) string {
+	return "https://" + service + "." + WorkloadServiceNamespace + ".svc." + localnode.ClusterDomain + ":" + strconv.Itoa(port)
+}
+
+// WorkloadServiceFor names the Service of a workload API server on port
+// when several run at once (the scale suite): one Service per port, beside
+// the shared WorkloadServiceName that the other suites use.
+func WorkloadServiceFor(port int) string {
+	return WorkloadServiceName + "-" + strconv.Itoa(port)
 }
 
 // WorkloadCluster is a real kube-apiserver (and etcd) on the host that
@@ -42,7 +50,7 @@ type WorkloadCluster struct {
 	// HostKubeconfig works on the host (127.0.0.1:<port>).
 	HostKubeconfig []byte
 	// PodKubeconfig works in the pods of any management cluster that
-	// FitProviders prepared: the server is the Service WorkloadPodServer
+	// FitProviders prepared: the server is the Service podServer
 	// names, whose endpoint is the node's forward of the port, and the
 	// certificate (issued for localhost) is checked against "localhost".
 	PodKubeconfig []byte
@@ -54,6 +62,13 @@ type WorkloadCluster struct {
 // management clusters' nodes must forward port (mgmt up
 // --forward-host-ports).
 func StartWorkloadCluster(port int, dataDir string) (*WorkloadCluster, error) {
+	return StartWorkloadClusterBehind(port, WorkloadServiceName, dataDir)
+}
+
+// StartWorkloadClusterBehind is StartWorkloadCluster for a server that pods
+// reach through the Service service in WorkloadServiceNamespace, which
+// ApplyWorkloadService makes.
+func StartWorkloadClusterBehind(port int, service, dataDir string) (*WorkloadCluster, error) {
 	env, err := envtest.Start(envtest.Options{APIServerPort: port, DataDir: dataDir})
 	if err != nil {
 		return nil, fmt.Errorf("starting the workload API server on 127.0.0.1:%d (is the port free?): %w", port, err)
@@ -63,7 +78,7 @@ func StartWorkloadCluster(port int, dataDir string) (*WorkloadCluster, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	pod, err := podKubeconfig(host, port)
+	pod, err := podKubeconfig(host, service, port)
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -72,14 +87,14 @@ func StartWorkloadCluster(port int, dataDir string) (*WorkloadCluster, error) {
 }
 
 // podKubeconfig is the host kubeconfig with the server that pods use
-// (WorkloadPodServer) and the certificate's name to check it against.
-func podKubeconfig(host []byte, port int) ([]byte, error) {
+// (service on port) and the certificate's name to check it against.
+func podKubeconfig(host []byte, service string, port int) ([]byte, error) {
 	cfg, err := clientcmd.Load(host)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cfg.Clusters {
-		c.Server = WorkloadPodServer(port)
+		c.Server = podServer(service, port)
 		c.TLSServerName = "localhost"
 	}
 	return clientcmd.Write(*cfg)
