@@ -82,3 +82,46 @@ func ReadAuditLog(path string, from, to time.Time) ([]AuditEvent, error) {
 	}
 	return out, sc.Err()
 }
+
+// AuditTally sorts the requests of an audit window: the audited clients'
+// writes (named with their object and user agent) and reads, and the
+// other clients' writes.
+type AuditTally struct {
+	Writes, Reads, OthersWrites map[string]int
+}
+
+// TallyAudit sorts events; audited tells the clients under audit.
+func TallyAudit(events []AuditEvent, audited func(AuditEvent) bool) AuditTally {
+	t := AuditTally{Writes: map[string]int{}, Reads: map[string]int{}, OthersWrites: map[string]int{}}
+	for _, e := range events {
+		key := e.Verb + " " + e.Resource()
+		switch {
+		case audited(e) && e.IsWrite():
+			name := ""
+			if e.ObjectRef != nil {
+				name = " " + e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+			}
+			t.Writes[key+name+" by "+e.User.Username+" ("+e.UserAgent+")"]++
+		case audited(e):
+			t.Reads[key+" by "+e.UserAgent]++
+		case e.IsWrite():
+			t.OthersWrites[key]++
+		}
+	}
+	return t
+}
+
+// QuietSince reports whether no audited client wrote in the log's last d.
+func QuietSince(path string, d time.Duration, audited func(AuditEvent) bool) (bool, error) {
+	now := time.Now()
+	events, err := ReadAuditLog(path, now.Add(-d), now)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range events {
+		if audited(e) && e.IsWrite() {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,7 +1,10 @@
 package envtest
 
 import (
+	"fmt"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -63,4 +66,19 @@ func label(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+// CountsSince formats, sorted by controller, the reconciles of each
+// controller between two ReconcileCounts.
+func CountsSince(before, after map[string]float64) string {
+	names := make([]string, 0, len(after))
+	for n := range after {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s %.0f;", n, after[n]-before[n])
+	}
+	return b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,18 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
+	opts := envtest.Options{}
+	if auditing() {
+		dir, err := os.MkdirTemp("", "addon-audit-")
+		if err != nil {
+			fmt.Println("FAIL:", err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		auditLog = filepath.Join(dir, "audit.log")
+		opts.AuditLogPath = auditLog
+	}
+	if env, err = envtest.Start(opts); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
 		return 1
 	}
@@ -106,7 +118,14 @@ func addonConfig(cfg *rest.Config) *rest.Config {
 // does, with workers workers each, in a manager on cfg; stop stops it and
 // waits for it.
 func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options, workers int) (stop func() error, err error) {
-	mgr, err := ctrl.NewManager(cfg, env.ManagerOptions())
+	mgrOpts := env.ManagerOptions()
+	if auditing() {
+		cfg = rest.CopyConfig(cfg)
+		cfg.UserAgent = addonAgent
+		period := auditSyncPeriod
+		mgrOpts.Cache.SyncPeriod = &period
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err
 	}

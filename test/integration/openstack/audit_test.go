@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -82,16 +81,8 @@ func TestSteadyStateAudit(t *testing.T) {
 
 	// Settled: no write by anyone for 15 s.
 	settled := time.Now()
-	Eventually(func() bool {
-		events, err := envtest.ReadAuditLog(auditLog, time.Now().Add(-15*time.Second), time.Now())
-		Expect(err).NotTo(HaveOccurred())
-		for _, e := range events {
-			if clientWrite(e) {
-				return false
-			}
-		}
-		return true
-	}, 3*time.Minute, 2*time.Second).Should(BeTrue(), "the cluster does not settle")
+	Eventually(func() (bool, error) { return envtest.QuietSince(auditLog, 15*time.Second, isClient) },
+		3*time.Minute, 2*time.Second).Should(BeTrue(), "the cluster does not settle")
 	t.Logf("settled %s after Ready", time.Since(settled).Round(time.Second))
 
 	proxy.Reset()
@@ -109,34 +100,13 @@ func TestSteadyStateAudit(t *testing.T) {
 	events, err := envtest.ReadAuditLog(auditLog, from, to)
 	Expect(err).NotTo(HaveOccurred())
 
+	tally := envtest.TallyAudit(events, isClient)
+	apiserver := envtest.TallyAudit(events, func(e envtest.AuditEvent) bool { return !isClient(e) }).Writes
 	var report strings.Builder
 	fmt.Fprintf(&report, "steady-state audit over %s (--sync-period %s): %d API requests in the audit log\n", window.Round(time.Second), auditSyncPeriod, len(events))
-	var names []string
-	for n := range after {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	fmt.Fprintf(&report, "reconciles per controller:")
-	for _, n := range names {
-		fmt.Fprintf(&report, " %s %.0f;", n, after[n]-before[n])
-	}
-	reads, writes, apiserver := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, e := range events {
-		key := e.Verb + " " + e.Resource()
-		switch {
-		case e.IsWrite() && !clientWrite(e):
-			apiserver[key]++
-		case e.IsWrite():
-			name := ""
-			if e.ObjectRef != nil {
-				name = " " + e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
-			}
-			writes[key+name+" by "+e.User.Username+" ("+e.UserAgent+")"]++
-		default:
-			reads[key]++
-		}
-	}
-	fmt.Fprintf(&report, "\nAPI writes: %d %v\nthe API server's own (its identity leases): %v\nAPI reads (all clients, the test's own polling included): %v\n", total(writes), writes, apiserver, reads)
+	fmt.Fprintf(&report, "reconciles per controller:%s", envtest.CountsSince(before, after))
+	writes := tally.Writes
+	fmt.Fprintf(&report, "\nAPI writes: %d %v\nthe API server's own (its identity leases): %v\nAPI reads (all clients, the test's own polling included): %v\n", total(writes), writes, apiserver, tally.Reads)
 	byPath := map[string]int{}
 	for _, c := range calls {
 		byPath[c.Service+" "+c.Method+" "+c.Path]++
@@ -186,10 +156,10 @@ func TestSteadyStateAudit(t *testing.T) {
 	}
 }
 
-// clientWrite is a write by a client of the API server, not by the
-// server itself (it renews its identity Lease every 10 s).
-func clientWrite(e envtest.AuditEvent) bool {
-	return e.IsWrite() && e.User.Username != "system:apiserver"
+// isClient is a request of a client of the API server, not of the server
+// itself (it renews its identity Lease every 10 s).
+func isClient(e envtest.AuditEvent) bool {
+	return e.User.Username != "system:apiserver"
 }
 
 func total(m map[string]int) int {
