@@ -15,9 +15,11 @@ package envtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -78,6 +80,8 @@ type Environment struct {
 
 	env  *crenvtest.Environment
 	crds []CRD
+	// restarted are the API server processes RestartAPIServer started.
+	restarted []*exec.Cmd
 }
 
 // Start launches etcd and kube-apiserver and installs the CRDs.
@@ -161,7 +165,7 @@ func (e *Environment) Stop() error {
 	if e == nil || e.env == nil {
 		return nil
 	}
-	return e.env.Stop()
+	return errors.Join(e.stopRestarted(), e.env.Stop())
 }
 
 // CRDs are the CRDs installed by Start (not counting Options.ExtraCRDs).

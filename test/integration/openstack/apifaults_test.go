@@ -28,6 +28,9 @@ const (
 	// The outages start this long after the create and the delete.
 	apiOutageAfterCreate = 20 * time.Second
 	apiOutageAfterDelete = 5 * time.Second
+	// After each outage the kube-apiserver process itself is killed and
+	// started again this long after (envtest.RestartAPIServer).
+	apiRestartDown = 5 * time.Second
 )
 
 // TestAPIServerFaults creates and deletes the kill storm's objects with
@@ -35,7 +38,8 @@ const (
 // chaos.APIProxy: 20% of its status writes are answered 409 Conflict, its
 // watches are cut after 2 to 8 s, and the API server is unreachable for
 // 10 s (every connection cut, new ones refused) during create and again
-// during delete. Nothing may be lost or duplicated: every object Ready
+// during delete; after each outage the kube-apiserver process is killed
+// (SIGKILL) and started again 5 s later. Nothing may be lost or duplicated: every object Ready
 // with a status that names the one server OpenStack has for it, exactly
 // one OpenStack resource of each, the manager never restarted, and
 // nothing left once deleted.
@@ -56,6 +60,17 @@ func TestAPIServerFaults(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	restarts := 0
+	var o *stormObjects
+	restart := func(during string) {
+		steps := o.createSteps(t)
+		if during == "delete" {
+			steps = o.deleteSteps(t)
+		}
+		Expect(env.RestartAPIServer(context.Background(), apiRestartDown)).To(Succeed())
+		restarts++
+		t.Logf("kube-apiserver restarted during %s, at: %s", during, strings.Join(steps, "; "))
+	}
 	row := chaos.Row{Scenario: "API-server faults", Result: "FAIL",
 		Objects: "1 cluster (managed network, load balancer, bastion), 3 control-plane + 2 worker machines, 1 server with 2 volumes"}
 	t.Cleanup(func() {
@@ -63,8 +78,8 @@ func TestAPIServerFaults(t *testing.T) {
 			row.Result = "FAIL"
 		}
 		s := ap.Stats()
-		row.Faults = fmt.Sprintf("%d of %d status writes answered 409 (%.0f%%); %d of %d watches cut after %s-%s; %d outages of %s (create, delete)",
-			s.Conflicts, s.StatusWrites, apiConflictRate*100, s.WatchesCut, s.Watches, apiWatchMin, apiWatchMax, s.Outages, apiOutage)
+		row.Faults = fmt.Sprintf("%d of %d status writes answered 409 (%.0f%%); %d of %d watches cut after %s-%s; %d outages of %s (create, delete); %d kube-apiserver restarts (SIGKILL, %s down)",
+			s.Conflicts, s.StatusWrites, apiConflictRate*100, s.WatchesCut, s.Watches, apiWatchMin, apiWatchMax, s.Outages, apiOutage, restarts, apiRestartDown)
 		if err := chaos.Record(row); err != nil {
 			t.Error(err)
 		}
@@ -73,15 +88,16 @@ func TestAPIServerFaults(t *testing.T) {
 
 	m := startSubprocessManagerWith(t, bin, proxyKubeconfig(ap.URL()), true)
 	ap.SetFaults(apiConflictRate, apiWatchMin, apiWatchMax)
-	o := &stormObjects{ns: newNamespace(t), name: fx.prefix + "-apif"}
+	o = &stormObjects{ns: newNamespace(t), name: fx.prefix + "-apif"}
 	t.Cleanup(func() { expectNoClusterLeftovers(t, o.ns, o.name) })
 	o.create(t)
 
 	time.Sleep(apiOutageAfterCreate)
 	createSteps := o.createSteps(t)
 	Expect(ap.Outage(apiOutage)).To(Succeed())
-	back := time.Now()
 	t.Logf("outage during create, at: %s", strings.Join(createSteps, "; "))
+	restart("create")
+	back := time.Now()
 	o.waitReady(t)
 	createConverge := time.Since(back)
 	row.Duplicates = o.duplicates(t)
@@ -91,8 +107,9 @@ func TestAPIServerFaults(t *testing.T) {
 	time.Sleep(apiOutageAfterDelete)
 	deleteSteps := o.deleteSteps(t)
 	Expect(ap.Outage(apiOutage)).To(Succeed())
-	back = time.Now()
 	t.Logf("outage during delete, at: %s", strings.Join(deleteSteps, "; "))
+	restart("delete")
+	back = time.Now()
 	o.waitGone(t)
 	deleteConverge := time.Since(back)
 	left := o.leftInOpenStack(t)
@@ -105,7 +122,7 @@ func TestAPIServerFaults(t *testing.T) {
 		t.Fatalf("the manager exited during the faults (%v):\n%s", err, m.tail())
 	default:
 	}
-	row.Converge = fmt.Sprintf("after the outage: all Ready in %s, all gone in %s", createConverge.Round(time.Second), deleteConverge.Round(time.Second))
+	row.Converge = fmt.Sprintf("after the outage and restart: all Ready in %s, all gone in %s", createConverge.Round(time.Second), deleteConverge.Round(time.Second))
 	// The first object's step (the cluster's, while it exists) and OpenStack's.
 	row.Notes = fmt.Sprintf("seed %d; the manager process was not restarted; %d API requests through the proxy; outages at %s / %s (create) and %s / %s (delete)",
 		seed, ap.Stats().Requests, createSteps[0], createSteps[len(createSteps)-1], deleteSteps[0], deleteSteps[len(deleteSteps)-1])
