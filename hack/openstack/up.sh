@@ -629,11 +629,12 @@ printf 'TOTAL          %7.1fs\n' "$(dt $T0 $(date +%s.%N))"
 echo "==== TCP listeners of the cloud's processes (all must be loopback)"
 pids=" $(for f in $RUN/*.pid; do cut -d' ' -f1 "$f"; done | tr '\n' ' ')"
 ss -ltnpH | while read -r _ _ _ addr _ users; do
-  for pid in $(echo "$users" | grep -o 'pid=[0-9]*' | cut -d= -f2); do
+  for pid in $(echo "$users" | grep -o 'pid=[0-9]*' | cut -d= -f2 || true); do
     # a listener belongs to the cloud if its process is in the session of one of our daemons
     # (beam.smp and epmd of rabbitmq detach from it: matched by name)
-    sid=$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')
-    name=$(ps -o comm= -p "$pid" 2>/dev/null)
+    # (a process may exit between ss and ps: no listener of ours then)
+    sid=$( (ps -o sid= -p "$pid" 2>/dev/null || true) | tr -d ' ')
+    name=$(ps -o comm= -p "$pid" 2>/dev/null || true)
     case "$pids" in *" $sid "*) echo "$addr($name)"; break;; esac
     case "$name" in beam.smp|epmd) echo "$addr($name)"; break;; esac
   done

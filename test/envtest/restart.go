@@ -71,8 +71,9 @@ func (e *Environment) stopRestarted() error {
 	var errs []error
 	for _, cmd := range e.restarted {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		// A server stopped by SIGTERM exits with the signal as its status.
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
