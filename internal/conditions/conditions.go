@@ -15,6 +15,7 @@ import (
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	infrav1beta1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta1"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
 )
 
@@ -52,6 +53,22 @@ func InitUnknown(obj capiconditions.Setter, types ...string) {
 			capiconditions.Set(obj, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: PendingReason})
 		}
 	}
+}
+
+// GiveReasons gives every condition stored without a reason the reason
+// NoReasonReported, as the v1beta1 conversion does. CAPO stores CAPI
+// v1beta1 conditions (no reason when True) on its OpenStackServers, which
+// have no conversion; decoded, their reason is "", and the API server
+// refuses a status write that carries it, since this provider's schema
+// requires one.
+func GiveReasons(obj capiconditions.Setter) {
+	conds := obj.GetConditions()
+	for i := range conds {
+		if conds[i].Reason == "" {
+			conds[i].Reason = infrav1beta1.NoReasonReported
+		}
+	}
+	obj.SetConditions(conds)
 }
 
 // MarkTrue sets a condition True with reason Ready (or the one given).

@@ -42,15 +42,17 @@ type StatusWrite struct {
 	helper *patch.Helper
 }
 
-// Start takes the patch helper's snapshot of obj, then sets on obj every
-// owned condition it does not have yet (Unknown, reason Pending) and the
-// given ones (the Paused condition), so that the pass's one write carries
-// all of them.
+// Start takes the patch helper's snapshot of obj, then gives a reason to
+// each condition stored without one (conditions.GiveReasons), and sets on
+// obj every owned condition it does not have yet (Unknown, reason Pending)
+// and the given ones (the Paused condition), so that the pass's one write
+// carries all of them and the API server accepts it.
 func (st Status) Start(c client.Client, obj Object, set ...metav1.Condition) (*StatusWrite, error) {
 	helper, err := patch.NewHelper(obj, c)
 	if err != nil {
 		return nil, err
 	}
+	conditions.GiveReasons(obj)
 	conditions.InitUnknown(obj, st.Owned...)
 	for _, cond := range set {
 		capiconditions.Set(obj, cond)

@@ -27,15 +27,19 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
@@ -402,11 +406,6 @@ func v1beta1Condition(typ string) infrav1beta1.Condition {
 		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))}
 }
 
-// capoObjects stores, as CAPO v0.14 and CAPI core would have left them:
-// the Cluster, the OpenStackCluster (v1beta1), and per machine the
-// bootstrap Secret, the Machine, the OpenStackMachine (v1beta1) and the
-// OpenStackServer (v1alpha1) CAPO's machine controller made. It checks
-// that each v1beta1 object reads back exactly as written.
 // createCAPOServer stores the OpenStackServer that CAPO v0.14 keeps for
 // server name of cluster (a machine's or the bastion), owned (not
 // controlled) by owner, as CAPO writes it once the server is ACTIVE: one
@@ -427,16 +426,79 @@ func createCAPOServer(ctx context.Context, cl client.Client, c *capoCloud, ns, c
 	}
 	edit(&oss.Spec)
 	Expect(cl.Create(ctx, oss)).To(Succeed())
-	oss.Status = infrav1alpha1.OpenStackServerStatus{
+	status := infrav1alpha1.OpenStackServerStatus{
 		InstanceID: ptr.To(c.servers[name]), InstanceState: ptr.To(infrav1.InstanceState("ACTIVE")),
 		Addresses: addresses,
 		Resolved: &infrav1alpha1.ResolvedServerSpec{ImageID: fx.imageID, FlavorID: fx.flavorID, Ports: []infrav1.ResolvedPortSpec{{
 			Name: name + "-0", Description: c.desc, NetworkID: c.networkID, Tags: neutronTags(c.tags), SecurityGroups: []string{sg}}}},
 		Resources: &infrav1alpha1.ServerResources{Ports: []infrav1.PortStatus{{ID: c.serverPorts[name]}}},
 	}
-	Expect(cl.Status().Update(ctx, oss)).To(Succeed())
+	// CAPO v0.14's status of an ACTIVE server: ready, and CAPI v1beta1
+	// conditions, which the typed object cannot carry: Ready summarising
+	// InstanceReady, both True, so without reason, message or severity.
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(oss)
+	Expect(err).NotTo(HaveOccurred())
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
+	Expect(err).NotTo(HaveOccurred())
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	st["ready"] = true
+	st["conditions"] = []any{
+		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": since},
+		map[string]any{"type": "InstanceReady", "status": "True", "lastTransitionTime": since},
+	}
+	u["status"] = st
+	obj := &unstructured.Unstructured{Object: u}
+	obj.SetGroupVersionKind(infrav1alpha1.GroupVersion.WithKind("OpenStackServer"))
+	// Refused until CAPO's schema is in effect (ours wants a reason).
+	Eventually(func() error { return cl.Status().Update(ctx, obj) }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
+// capoServerCRD puts CAPO v0.14's status schema on the OpenStackServer CRD
+// (CAPI v1beta1 conditions: only type, status and lastTransitionTime
+// required; status.ready required), so that servers can be stored as CAPO
+// stored them; the v1beta1 conditions schema is the one this provider
+// serves for OpenStackMachine at v1beta1. The returned func puts this
+// provider's CRD back, as the switch does, and returns once a server reads
+// as ours (status.ready pruned).
+func capoServerCRD(ctx context.Context, cl client.Client) func(server client.ObjectKey) {
+	machines := &apiextensionsv1.CustomResourceDefinition{}
+	Expect(cl.Get(ctx, client.ObjectKey{Name: "openstackmachines." + infrav1.GroupVersion.Group}, machines)).To(Succeed())
+	var v1beta1Conditions apiextensionsv1.JSONSchemaProps
+	for _, v := range machines.Spec.Versions {
+		if v.Name == infrav1beta1.GroupVersion.Version {
+			v1beta1Conditions = v.Schema.OpenAPIV3Schema.Properties["status"].Properties["conditions"]
+		}
+	}
+	Expect(v1beta1Conditions.Items).NotTo(BeNil())
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	Expect(cl.Get(ctx, client.ObjectKey{Name: "openstackservers." + infrav1.GroupVersion.Group}, crd)).To(Succeed())
+	ours := crd.Spec.DeepCopy()
+	Expect(crd.Spec.Versions).To(HaveLen(1))
+	st := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	st.Properties["conditions"] = v1beta1Conditions
+	st.Properties["ready"] = apiextensionsv1.JSONSchemaProps{Type: "boolean", Default: &apiextensionsv1.JSON{Raw: []byte("false")}}
+	st.Required = []string{"ready"}
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"] = st
+	Expect(cl.Update(ctx, crd)).To(Succeed())
+	return func(server client.ObjectKey) {
+		Expect(cl.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
+		crd.Spec = *ours
+		Expect(cl.Update(ctx, crd)).To(Succeed())
+		Eventually(func(g Gomega) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(infrav1alpha1.GroupVersion.WithKind("OpenStackServer"))
+			g.Expect(cl.Get(ctx, server, u)).To(Succeed())
+			_, found, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "ready")
+			g.Expect(found).To(BeFalse(), "status.ready is still served")
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+	}
+}
+
+// capoObjects stores, as CAPO v0.14 and CAPI core would have left them:
+// the Cluster (paused), the OpenStackCluster (v1beta1), and per machine the
+// bootstrap Secret, the Machine, the OpenStackMachine (v1beta1) and the
+// OpenStackServer (v1alpha1) CAPO's machine controller made. It checks
+// that each v1beta1 object reads back exactly as written.
 func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoCloud, cp, workers []string) (*infrav1beta1.OpenStackCluster, map[string]*infrav1beta1.OpenStackMachine) {
 	t.Helper()
 	ctx := context.Background()
@@ -448,7 +510,8 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 	endpoint := clusterv1.APIEndpoint{Host: c.fip, Port: 6443}
 	cluster := &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: clusterv1.ClusterSpec{ControlPlaneEndpoint: endpoint, InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+		// Paused, as step 1 of the switch leaves it.
+		Spec: clusterv1.ClusterSpec{Paused: ptr.To(true), ControlPlaneEndpoint: endpoint, InfrastructureRef: clusterv1.ContractVersionedObjectReference{
 			APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: name}},
 	}
 	Expect(cl.Create(ctx, cluster)).To(Succeed())
@@ -506,6 +569,9 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 	Expect(cl.Status().Update(ctx, osc)).To(Succeed())
 	expectReadBack(t, cl, osc, &infrav1beta1.OpenStackCluster{})
 
+	// The OpenStackServers are stored under CAPO's CRD, replaced by this
+	// provider's afterwards, as the switch does.
+	restoreServerCRD := capoServerCRD(ctx, cl)
 	osms := map[string]*infrav1beta1.OpenStackMachine{}
 	add := func(m string, controlPlane bool, sg string, extras bool) {
 		bootstrap := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m + "-bootstrap", Namespace: ns},
@@ -596,6 +662,7 @@ func capoObjects(t *testing.T, e *envtest.Environment, ns, name string, c *capoC
 	owner := metav1.OwnerReference{APIVersion: infrav1beta1.GroupVersion.String(), Kind: "OpenStackCluster", Name: name, UID: osc.UID}
 	createCAPOServer(ctx, cl, c, ns, name, c.bastion, c.bastionSG, owner,
 		[]clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: c.serverIP[c.bastion]}}, func(*infrav1alpha1.OpenStackServerSpec) {})
+	restoreServerCRD(client.ObjectKey{Namespace: ns, Name: c.bastion})
 	return osc, osms
 }
 
@@ -623,6 +690,29 @@ func expectReadBack(t *testing.T, cl client.Client, obj, into client.Object) {
 func ours(obj capiconditions.Getter) bool {
 	ready := capiconditions.Get(obj, infrav1.ReadyCondition)
 	return capiconditions.Get(obj, clusterv1.PausedCondition) != nil && ready != nil && ready.Reason != "NoReasonReported"
+}
+
+// reconcileErrors is how many reconciles of the named controller have
+// returned an error in this process.
+func reconcileErrors(controller string) float64 {
+	families, err := crmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == controller && labels["result"] == "error" {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
 
 // writesBy counts the write calls by method and path template.
@@ -666,8 +756,10 @@ func playCAPO(t *testing.T, lbc *gophercloud.ServiceClient, name string, cp, wor
 	return e, c, osc, osms
 }
 
-// takeOver starts this provider's controllers on e and waits until the
-// cluster and the machines CAPO made are Ready under it; no OpenStack
+// takeOver starts this provider's controllers on e, unpauses the Cluster
+// once the paused pass has written each OpenStackServer's conditions, and
+// waits until the cluster and the machines CAPO made are Ready under it,
+// with the servers' conditions this provider's; no OpenStack
 // resource may have been created or deleted meanwhile (counted at the
 // proxy). It returns the cluster, read at v1beta2.
 func takeOver(t *testing.T, e *envtest.Environment, osc *infrav1beta1.OpenStackCluster, osms map[string]*infrav1beta1.OpenStackMachine) *infrav1.OpenStackCluster {
@@ -675,8 +767,31 @@ func takeOver(t *testing.T, e *envtest.Environment, osc *infrav1beta1.OpenStackC
 	ctx := context.Background()
 	proxy.Reset()
 	start := time.Now()
+	errorsBefore := reconcileErrors("openstackserver")
 	startManagerOn(t, e)
 	cl := e.Client
+	// Paused, each OpenStackServer gets this provider's conditions on top of
+	// CAPO's (a Paused condition, every condition with a reason); then the
+	// cluster is unpaused (step 4 of the switch).
+	servers := &infrav1alpha1.OpenStackServerList{}
+	Expect(cl.List(ctx, servers, client.InNamespace(osc.Namespace))).To(Succeed())
+	Expect(servers.Items).To(HaveLen(len(osms) + 1))
+	for i := range servers.Items {
+		oss := &servers.Items[i]
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(oss), oss)).To(Succeed())
+			g.Expect(capiconditions.IsTrue(oss, clusterv1.PausedCondition)).To(BeTrue(), "server %s, paused: %+v", oss.Name, oss.Status.Conditions)
+		}, wait, 200*time.Millisecond).Should(Succeed())
+		for _, c := range oss.Status.Conditions {
+			Expect(c.Reason).NotTo(BeEmpty(), "server %s, paused: condition %s", oss.Name, c.Type)
+		}
+	}
+	cluster := &clusterv1.Cluster{}
+	Expect(cl.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: osc.Name}, cluster)).To(Succeed())
+	base := cluster.DeepCopy()
+	cluster.Spec.Paused = nil
+	Expect(cl.Patch(ctx, cluster, client.MergeFrom(base))).To(Succeed())
+	t.Logf("paused pass done in %s", time.Since(start).Round(time.Millisecond))
 	hub := &infrav1.OpenStackCluster{}
 	Eventually(func(g Gomega) {
 		g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(osc), hub)).To(Succeed())
@@ -696,6 +811,20 @@ func takeOver(t *testing.T, e *envtest.Environment, osc *infrav1beta1.OpenStackC
 				m, condition(osm, infrav1.InstanceReadyCondition), condition(osm, infrav1.APIServerIngressReadyCondition), oss.Status.Conditions)
 		}, 2*wait, 500*time.Millisecond).Should(Succeed())
 	}
+	// The servers' conditions are this provider's, with a reason each.
+	for i := range servers.Items {
+		oss := &servers.Items[i]
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(oss), oss)).To(Succeed())
+			g.Expect(capiconditions.IsTrue(oss, infrav1.ReadyCondition)).To(BeTrue(), "server %s: %+v", oss.Name, oss.Status.Conditions)
+			g.Expect(capiconditions.IsFalse(oss, clusterv1.PausedCondition)).To(BeTrue(), "server %s: %+v", oss.Name, oss.Status.Conditions)
+		}, wait, 200*time.Millisecond).Should(Succeed())
+		for _, c := range oss.Status.Conditions {
+			Expect(c.Reason).NotTo(BeEmpty(), "server %s: condition %s", oss.Name, c.Type)
+		}
+		Expect(capiconditions.Get(oss, infrav1.InstanceReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
+	}
+	Expect(reconcileErrors("openstackserver")-errorsBefore).To(BeZero(), "reconcile errors of the OpenStackServer controller")
 	t.Logf("taken over in %s", time.Since(start).Round(time.Millisecond))
 	calls := proxy.Calls()
 	t.Logf("OpenStack calls of the take-over: %d (%d writes: %s)\n%s", proxy.CountFunc(notIdentity), proxy.CountFunc(isWrite),
