@@ -127,7 +127,7 @@ func scanForCredentials(ctx context.Context) {
 	}
 
 	var all []localenv.Finding
-	for _, kc := range []struct{ name, path string }{{"mgmt", *mgmtKubeconfig}, {"mgmt2", *mgmt2Kubeconfig}, {"mgmt3", *mgmt3Kubeconfig}} {
+	for _, kc := range []struct{ name, path string }{{"mgmt", *mgmtKubeconfig}, {"mgmt2", *mgmt2Kubeconfig}, {"mgmt3", *mgmt3Kubeconfig}, {"mgmt4", *mgmt4Kubeconfig}} {
 		if kc.path == "" {
 			continue
 		}
