@@ -1,7 +1,6 @@
 package openstack
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -11,9 +10,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
 
-	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/test/chaos"
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
@@ -28,6 +25,9 @@ const chaosEnv = "OCP_CAPI_CHAOS"
 const (
 	stormRate       = 0.10
 	stormRetryAfter = 2 * time.Second
+	// stormClusters are created and deleted at once in each round, each
+	// with the kill storm's objects.
+	stormClusters = 2
 )
 
 // stormRow is one line of the summary table.
@@ -40,11 +40,13 @@ type stormRow struct {
 	earlyAfter429, retryGates int
 }
 
-// TestFaultStorm creates a cluster (managed network, load balancer
-// endpoint, bastion) with three control-plane machines, then deletes it
-// all, once without faults and once with a fault storm at the OpenStack
-// proxy. Both must converge (every object Ready, then gone), with exactly
-// one server per machine while they exist and nothing left afterwards; no
+// TestFaultStorm creates two clusters at once, each with the kill storm's
+// objects (managed network, load balancer endpoint, bastion; 3
+// control-plane and 2 worker machines; a server with a root and a data
+// volume), then deletes them all, once without faults and once with a
+// fault storm at the OpenStack proxy. Both must converge (every object
+// Ready, then gone), with exactly one of each OpenStack resource while
+// they exist and nothing left afterwards; no
 // request may reach a service inside the Retry-After of a 429 it answered.
 // It prints a summary table; OCP_CAPI_TEST_SEED replays the faults.
 func TestFaultStorm(t *testing.T) {
@@ -67,8 +69,6 @@ func TestFaultStorm(t *testing.T) {
 // stormRound runs one create-and-delete with faults at rate (0: none).
 func stormRound(t *testing.T, round, name string, rate float64, seed int64) stormRow {
 	t.Helper()
-	ctx := context.Background()
-	ns := newNamespace(t)
 	row := stormRow{round: round}
 	var rules []*openstackproxy.ActiveFault
 	if rate > 0 {
@@ -93,58 +93,29 @@ func stormRound(t *testing.T, round, name string, rate float64, seed int64) stor
 
 	proxy.Reset()
 	start := time.Now()
-	spec := managedClusterSpec()
-	spec.Bastion = bastionSpec("m1.tiny")
-	c, osc := clusterObjects(t, ns, name, spec)
-	var machines []*infrav1.OpenStackMachine
-	for _, n := range []string{"cp-0", "cp-1", "cp-2"} {
-		machines = append(machines, cpMachine(t, ns, name, name+"-"+n))
+	clusters := make([]*stormObjects, 0, stormClusters)
+	for i := range stormClusters {
+		// A namespace each: waitReady counts the OpenStackServers of its own.
+		o := &stormObjects{ns: newNamespace(t), name: fmt.Sprintf("%s-%d", name, i)}
+		o.create(t)
+		clusters = append(clusters, o)
 	}
-	waitClusterReady(t, osc)
-	markInfrastructureProvisioned(t, c) // CAPI core's copy, which the machines wait for
-	for _, m := range machines {
-		Eventually(func(g Gomega) {
-			get(t, m)(g)
-			g.Expect(capiconditions.IsTrue(m, infrav1.ReadyCondition)).To(BeTrue(), "machine %s: InstanceReady %s; APIServerIngressReady %s",
-				m.Name, condition(m, infrav1.InstanceReadyCondition), condition(m, infrav1.APIServerIngressReadyCondition))
-		}, 5*wait, 500*time.Millisecond).Should(Succeed())
+	for _, o := range clusters {
+		o.waitReady(t)
 	}
 	row.ready = time.Since(start)
+	// Exactly one of each: the clusters' resources, a server per machine,
+	// bastion and extra server, a port, trunk and volume per name.
+	for _, o := range clusters {
+		row.duplicates += o.duplicates(t)
+	}
 
-	// Exactly one of each: the cluster's resources, a server per machine
-	// and for the bastion, a port per name.
-	for kind, n := range clusterResourceCounts(t, ns, name) {
-		if n > 1 {
-			t.Errorf("%s: %d %s", round, n, kind)
-			row.duplicates += n - 1
-		}
+	for _, o := range clusters {
+		o.delete(t)
 	}
-	names := map[string]int{}
-	servers := 0
-	for _, l := range leftovers(t, name) {
-		kind, rest, _ := strings.Cut(l, " ")
-		key, _, _ := strings.Cut(rest, " (")
-		names[kind+" "+key]++
-		if kind == "server" {
-			servers++
-		}
+	for _, o := range clusters {
+		o.waitGone(t)
 	}
-	for k, n := range names {
-		if n > 1 {
-			t.Errorf("%s: %d of %s", round, n, k)
-			row.duplicates += n - 1
-		}
-	}
-	Expect(servers).To(Equal(len(machines)+1), "%s: servers %v", round, names)
-
-	Expect(env.Client.Delete(ctx, osc)).To(Succeed())
-	for _, m := range machines {
-		Expect(env.Client.Delete(ctx, m)).To(Succeed())
-	}
-	for _, m := range machines {
-		waitGone(t, m, 5*wait, func() string { return "machine " + m.Name + " Ready " + condition(m, infrav1.ReadyCondition) })
-	}
-	waitGone(t, osc, 5*wait, func() string { return "Deleting " + condition(osc, "Deleting") })
 	row.gone = time.Since(start) - row.ready
 
 	calls := proxy.Calls()
@@ -160,15 +131,12 @@ func stormRound(t *testing.T, round, name string, rate float64, seed int64) stor
 	row.earlyAfter429, row.retryGates = earlyAfterRateLimit(calls, stormRetryAfter)
 	Expect(row.earlyAfter429).To(BeZero(), "%s: requests inside a Retry-After window", round)
 
-	left := leftovers(t, name)
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(left) > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Second)
-		left = leftovers(t, name)
+	for _, o := range clusters {
+		left := o.leftInOpenStack(t)
+		row.leftovers += len(left)
+		Expect(left).To(BeEmpty(), "%s: left in OpenStack", round)
+		expectNoClusterLeftovers(t, o.ns, o.name)
 	}
-	row.leftovers = len(left)
-	Expect(left).To(BeEmpty(), "%s: left in OpenStack", round)
-	expectNoClusterLeftovers(t, ns, name)
 	return row
 }
 
@@ -223,7 +191,7 @@ func stormTable(rows []stormRow) string {
 // from the rounds that finished: the faulted round against the calm one.
 func recordFaultStorm(t *testing.T, rows []stormRow, seed int64) {
 	row := chaos.Row{Scenario: "fault storm", Result: "pass",
-		Objects: "1 cluster (managed network, load balancer, bastion), 3 control-plane machines; a calm round, then a faulted one"}
+		Objects: fmt.Sprintf("%d clusters at once, each: managed network, load balancer, bastion, 3 control-plane + 2 worker machines, 1 server with 2 volumes; a calm round, then a faulted one", stormClusters)}
 	if t.Failed() || len(rows) != 2 {
 		row.Result = "FAIL"
 	}

@@ -104,6 +104,8 @@ type Factory struct {
 	bySlot map[string]*list.Element
 	// inflight dedups concurrent authentications of one identity.
 	inflight map[string]*call
+	// holds are the endpoints' Retry-After times, for every identity.
+	holds *retryHolds
 }
 
 type entry struct {
@@ -133,6 +135,7 @@ func NewFactory(opts Options) *Factory {
 		index:    map[string]*list.Element{},
 		bySlot:   map[string]*list.Element{},
 		inflight: map[string]*call{},
+		holds:    newRetryHolds(),
 	}
 }
 
@@ -322,7 +325,8 @@ func filesystemFields(c clouds.Cloud, secretHasCA bool) string {
 }
 
 // authenticate gets a token with a provider client whose requests go
-// through the factory's transport and the rate gate.
+// through the factory's transport and the rate gate (shared by every
+// identity of the factory).
 func (f *Factory) authenticate(ctx context.Context, id Identity, authOpts gophercloud.AuthOptions, tlsConfig *tls.Config) (*gophercloud.ProviderClient, error) {
 	provider, err := openstack.NewClient(authOpts.IdentityEndpoint)
 	if err != nil {
@@ -339,7 +343,7 @@ func (f *Factory) authenticate(ctx context.Context, id Identity, authOpts gopher
 	if f.opts.Transport != nil {
 		rt = f.opts.Transport(rt)
 	}
-	rt = newRateGate(rt)
+	rt = newRateGate(rt, f.holds)
 	provider.HTTPClient = http.Client{Transport: rt, Timeout: f.opts.Timeout}
 	if f.opts.UserAgent != "" {
 		provider.UserAgent.Prepend(f.opts.UserAgent)

@@ -9,29 +9,40 @@ import (
 	"time"
 )
 
-// rateGate honours Retry-After across reconciles and objects: once an
-// endpoint answers 429 (or 503) with Retry-After, every request of this
-// identity to that endpoint is answered locally with 429 until the time
-// is up, without reaching OpenStack. Without it, the status write of the
-// object that hit the limit would trigger an immediate reconcile, and
-// every other object would keep calling the rate-limited API.
+// rateGate honours Retry-After across reconciles, objects and identities:
+// once an endpoint answers 429 (or 503) with Retry-After, every request of
+// the process to that endpoint (host), whatever identity makes it, is
+// answered locally with 429 until the time is up, without reaching
+// OpenStack. Without it, the status write of the object that hit the limit
+// would trigger an immediate reconcile, and every other object would keep
+// calling the rate-limited API. The holds are per host, not per identity:
+// a rate limiter in front of OpenStack commonly counts by client address,
+// which all identities of the manager share (docs/reliability.md, Storms).
 type rateGate struct {
-	next http.RoundTripper
-	now  func() time.Time
-
-	mu    sync.Mutex
-	until map[string]time.Time // by host
+	next  http.RoundTripper
+	now   func() time.Time
+	holds *retryHolds
 }
 
-func newRateGate(next http.RoundTripper) *rateGate {
-	return &rateGate{next: next, now: time.Now, until: map[string]time.Time{}}
+// retryHolds are the Retry-After times by host, shared by every gate of a
+// Factory.
+type retryHolds struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+func newRetryHolds() *retryHolds { return &retryHolds{until: map[string]time.Time{}} }
+
+func newRateGate(next http.RoundTripper, holds *retryHolds) *rateGate {
+	return &rateGate{next: next, now: time.Now, holds: holds}
 }
 
 func (g *rateGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	host := req.URL.Host
-	g.mu.Lock()
-	until, blocked := g.until[host]
-	g.mu.Unlock()
+	h := g.holds
+	h.mu.Lock()
+	until, blocked := h.until[host]
+	h.mu.Unlock()
 	if blocked {
 		if wait := until.Sub(g.now()); wait > 0 {
 			if req.Body != nil {
@@ -46,11 +57,11 @@ func (g *rateGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		if d := retryAfter(resp.Header); d > 0 {
-			g.mu.Lock()
-			if t := g.now().Add(d); t.After(g.until[host]) {
-				g.until[host] = t
+			h.mu.Lock()
+			if t := g.now().Add(d); t.After(h.until[host]) {
+				h.until[host] = t
 			}
-			g.mu.Unlock()
+			h.mu.Unlock()
 		}
 	}
 	return resp, nil
