@@ -175,6 +175,12 @@ func waitClusterReady(t *testing.T, osc *infrav1.OpenStackCluster) {
 		g.Expect(capiconditions.IsTrue(osc, infrav1.ReadyCondition)).To(BeTrue(), "Ready: %s; Network: %s; Endpoint: %s; Bastion: %s",
 			condition(osc, infrav1.ReadyCondition), condition(osc, infrav1.NetworkReadyCondition),
 			condition(osc, infrav1.APIEndpointReadyCondition), condition(osc, infrav1.BastionReadyCondition))
+		// CAPI's patch helper writes the conditions and the rest of the
+		// status in separate requests: Ready can be read True before the
+		// status fields of the same pass (network, external network,
+		// initialization) land.
+		g.Expect(osc.Status.Initialization).NotTo(BeNil(), "status.initialization")
+		g.Expect(ptr.Deref(osc.Status.Initialization.Provisioned, false)).To(BeTrue(), "status.initialization.provisioned")
 	}, 3*wait, 500*time.Millisecond).Should(Succeed())
 }
 
