@@ -17,6 +17,7 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
+	controlplanev1beta1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1beta1"
 	"github.com/ocp-capi/ocp-capi/controlplane/controllers/openshiftassistedcontrolplane"
 	"github.com/ocp-capi/ocp-capi/controlplane/controllers/workload"
 	configv1 "github.com/ocp-capi/ocp-capi/internal/consumed/config/v1"
@@ -30,9 +31,10 @@ import (
 // API, the bootstrap API (the configs it makes), hive and the
 // AgentClusterInstall, and ClusterVersion (read in workload clusters).
 // Infrastructure machines are handled unstructured, at the version their
-// CRD's contract label gives.
+// CRD's contract label gives. The control-plane API's v1beta1 is only
+// converted (by the conversion webhook), never reconciled.
 var AddToScheme = []func(*runtime.Scheme) error{
-	clusterv1.AddToScheme, controlplanev1.AddToScheme, bootstrapv1.AddToScheme,
+	clusterv1.AddToScheme, controlplanev1.AddToScheme, controlplanev1beta1.AddToScheme, bootstrapv1.AddToScheme,
 	hivev1.AddToScheme, hiveextv1beta1.AddToScheme, configv1.AddToScheme,
 }
 

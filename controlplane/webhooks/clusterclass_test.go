@@ -3,11 +3,14 @@ package webhooks_test
 // TestClusterClassTopology runs CAPI core's topology controller (the real
 // cluster-api manager, bin/capi-manager-*) against an API server with our
 // CRDs and the control-plane webhooks served, and checks that a ClusterClass
-// whose control plane is an OpenshiftAssistedControlPlaneTemplate works: the
-// topology controller creates the control plane with its contract fields
-// (spec.version, spec.replicas), and the webhook's refusal of a topology
-// version that does not match the OpenShift version reaches the Cluster's
-// TopologyReconciled condition.
+// whose control plane is a v1beta1 OpenshiftAssistedControlPlaneTemplate with
+// a machineInfrastructure template works: the topology controller creates
+// the control plane with its contract fields (spec.version, spec.replicas,
+// and its clone of the machine template at v1beta1's
+// spec.machineTemplate.spec.infrastructureRef, which v1alpha3's layout
+// cannot take), and the webhook's refusal of a topology version that does
+// not match the OpenShift version reaches the Cluster's TopologyReconciled
+// condition.
 
 import (
 	"context"
@@ -31,6 +34,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
@@ -39,6 +43,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
+	controlplanev1beta1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1beta1"
 )
 
 // clusterClassObjects are a ClusterClass of an OpenStack cluster whose
@@ -52,7 +57,19 @@ spec:
     spec:
       identityRef: {cloudName: openstack, name: cloud}
 ---
-apiVersion: controlplane.cluster.x-k8s.io/v1alpha3
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: OpenStackMachineTemplate
+metadata: {name: control-plane}
+spec:
+  template:
+    spec:
+      flavor: {filter: {name: m1.xlarge}}
+      image: {filter: {name: rhcos}}
+---
+# The template's infrastructureRef is required by the schema (the template
+# has the control plane's spec); the topology replaces it with its clone of
+# machineInfrastructure.
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
 kind: OpenshiftAssistedControlPlaneTemplate
 metadata: {name: control-plane}
 spec:
@@ -60,7 +77,8 @@ spec:
     spec:
       distributionVersion: "4.19.0"
       machineTemplate:
-        infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: OpenStackMachineTemplate, name: control-plane}
+        spec:
+          infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: OpenStackMachineTemplate, name: unused}
       config: {baseDomain: example.com}
 ---
 apiVersion: cluster.x-k8s.io/v1beta2
@@ -70,7 +88,9 @@ spec:
   infrastructure:
     templateRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: OpenStackClusterTemplate, name: infra}
   controlPlane:
-    templateRef: {apiVersion: controlplane.cluster.x-k8s.io/v1alpha3, kind: OpenshiftAssistedControlPlaneTemplate, name: control-plane}
+    templateRef: {apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: OpenshiftAssistedControlPlaneTemplate, name: control-plane}
+    machineInfrastructure:
+      templateRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: OpenStackMachineTemplate, name: control-plane}
 ---
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
@@ -173,6 +193,23 @@ func TestClusterClassTopology(t *testing.T) {
 	g.Expect(cp.Spec.KubernetesVersion).To(Equal("v1.32.0"))
 	g.Expect(cp.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 	g.Expect(cp.Spec.DistributionVersion).To(Equal("4.19.0"))
+
+	// The control plane has the topology's clone of machineInfrastructure
+	// at v1beta1's spec.machineTemplate.spec.infrastructureRef (the
+	// controllers read it at v1alpha3's spec.machineTemplate.infrastructureRef).
+	cpBeta := &controlplanev1beta1.OpenshiftAssistedControlPlane{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cp), cpBeta)).To(Succeed())
+	ref := cpBeta.Spec.MachineTemplate.Spec.InfrastructureRef
+	g.Expect(ref.APIGroup).To(Equal("infrastructure.cluster.x-k8s.io"))
+	g.Expect(ref.Kind).To(Equal("OpenStackMachineTemplate"))
+	g.Expect(ref.Name).NotTo(BeElementOf("control-plane", "unused"))
+	g.Expect(cp.Spec.MachineTemplate.InfrastructureRef).To(Equal(ref))
+	clone := &unstructured.Unstructured{}
+	clone.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.APIGroup, Version: "v1beta2", Kind: ref.Kind})
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: ref.Name}, clone)).To(Succeed())
+	g.Expect(clone.GetAnnotations()).To(HaveKeyWithValue(clusterv1.TemplateClonedFromNameAnnotation, "control-plane"))
+	flavor, _, _ := unstructured.NestedString(clone.Object, "spec", "template", "spec", "flavor", "filter", "name")
+	g.Expect(flavor).To(Equal("m1.xlarge"))
 
 	// The control plane reports itself installed and stable, as the
 	// controller would (it does not run here): the topology controller

@@ -225,4 +225,6 @@ func TestWebhooksInAPIServer(t *testing.T) {
 		tmpl.Spec.Template.Spec.Replicas = ptr.To[int32](1)
 		g.Expect(c.Patch(ctx, tmpl, client.MergeFrom(base))).To(Succeed())
 	})
+
+	t.Run("v1beta1", func(t *testing.T) { testV1beta1(t, c, ns.Name) })
 }

@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
+	controlplanev1beta1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1beta1"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/clusterinstall"
 	"github.com/ocp-capi/ocp-capi/controlplane/internal/release"
 	"github.com/ocp-capi/ocp-capi/internal/jsonfields"
@@ -52,7 +53,9 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/webhookutil"
 )
 
-// SetupWebhooks registers the validating webhooks with the manager.
+// SetupWebhooks registers the validating webhooks with the manager, and
+// with them the conversion webhook (/convert) between v1alpha3, the hub,
+// and v1beta1 when the manager's scheme has v1beta1.
 func SetupWebhooks(mgr ctrl.Manager) error {
 	return webhookutil.Register(mgr,
 		webhookutil.Validator(&controlplanev1.OpenshiftAssistedControlPlane{}, &controlPlaneWebhook{}),
@@ -76,17 +79,17 @@ type controlPlaneWebhook struct {
 
 var _ admission.Validator[*controlplanev1.OpenshiftAssistedControlPlane] = &controlPlaneWebhook{}
 
-func (*controlPlaneWebhook) ValidateCreate(_ context.Context, c *controlplanev1.OpenshiftAssistedControlPlane) (admission.Warnings, error) {
+func (*controlPlaneWebhook) ValidateCreate(ctx context.Context, c *controlplanev1.OpenshiftAssistedControlPlane) (admission.Warnings, error) {
 	errs := ValidateSpec(field.NewPath("spec"), &c.Spec)
 	errs = append(errs, validateAnnotations(c.Annotations)...)
-	return nil, webhookutil.Invalid(controlPlaneGK, c, errs)
+	return nil, webhookutil.Invalid(controlPlaneGK, c, atRequestVersion(ctx, errs))
 }
 
 // ValidateUpdate checks the spec only when it changed, and the annotation
 // only when it changed: writes of metadata (finalizers, owner references,
 // labels by CAPI core) must not fail on an object admitted before this
 // webhook existed.
-func (*controlPlaneWebhook) ValidateUpdate(_ context.Context, oldC, newC *controlplanev1.OpenshiftAssistedControlPlane) (admission.Warnings, error) {
+func (*controlPlaneWebhook) ValidateUpdate(ctx context.Context, oldC, newC *controlplanev1.OpenshiftAssistedControlPlane) (admission.Warnings, error) {
 	var errs field.ErrorList
 	if !reflect.DeepEqual(oldC.Spec, newC.Spec) {
 		errs = append(errs, ValidateSpec(field.NewPath("spec"), &newC.Spec)...)
@@ -95,7 +98,7 @@ func (*controlPlaneWebhook) ValidateUpdate(_ context.Context, oldC, newC *contro
 	if oldC.Annotations[controlplanev1.InstallConfigOverrideAnnotation] != newC.Annotations[controlplanev1.InstallConfigOverrideAnnotation] {
 		errs = append(errs, validateAnnotations(newC.Annotations)...)
 	}
-	return nil, webhookutil.Invalid(controlPlaneGK, newC, errs)
+	return nil, webhookutil.Invalid(controlPlaneGK, newC, atRequestVersion(ctx, errs))
 }
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-controlplane-cluster-x-k8s-io-v1alpha3-openshiftassistedcontrolplanetemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=openshiftassistedcontrolplanetemplates,versions=v1alpha3,name=validation.openshiftassistedcontrolplanetemplate.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -108,15 +111,33 @@ type templateWebhook struct {
 
 var _ admission.Validator[*controlplanev1.OpenshiftAssistedControlPlaneTemplate] = &templateWebhook{}
 
-func (*templateWebhook) ValidateCreate(_ context.Context, t *controlplanev1.OpenshiftAssistedControlPlaneTemplate) (admission.Warnings, error) {
+func (*templateWebhook) ValidateCreate(ctx context.Context, t *controlplanev1.OpenshiftAssistedControlPlaneTemplate) (admission.Warnings, error) {
 	p := field.NewPath("spec", "template")
 	errs := ValidateSpec(p.Child("spec"), &t.Spec.Template.Spec)
 	errs = append(errs, validateAnnotationsAt(p.Child("metadata", "annotations"), t.Spec.Template.ObjectMeta.Annotations)...)
-	return nil, webhookutil.Invalid(templateGK, t, errs)
+	return nil, webhookutil.Invalid(templateGK, t, atRequestVersion(ctx, errs))
 }
 
 func (w *templateWebhook) ValidateUpdate(ctx context.Context, _, newT *controlplanev1.OpenshiftAssistedControlPlaneTemplate) (admission.Warnings, error) {
 	return w.ValidateCreate(ctx, newT)
+}
+
+// atRequestVersion names the fields as the request's version has them. The
+// webhooks are registered for v1alpha3 only (matchPolicy Equivalent): the
+// API server converts a v1beta1 request to v1alpha3 for them, and v1beta1
+// keeps the machine template's infrastructureRef and deletion under
+// machineTemplate.spec.
+func atRequestVersion(ctx context.Context, errs field.ErrorList) field.ErrorList {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil || req.RequestKind == nil || req.RequestKind.Version != controlplanev1beta1.GroupVersion.Version {
+		return errs
+	}
+	for _, e := range errs {
+		for _, f := range []string{"infrastructureRef", "deletion"} {
+			e.Field = strings.Replace(e.Field, ".machineTemplate."+f, ".machineTemplate.spec."+f, 1)
+		}
+	}
+	return errs
 }
 
 // ValidateSpec checks what the schema cannot.

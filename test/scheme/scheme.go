@@ -11,6 +11,7 @@ import (
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
+	controlplanev1beta1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1beta1"
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
 	infrav1beta1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta1"
 	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
@@ -30,6 +31,7 @@ func AddAll(s *runtime.Scheme) error {
 		infrav1alpha1.AddToScheme,
 		bootstrapv1.AddToScheme,
 		controlplanev1.AddToScheme,
+		controlplanev1beta1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -34,7 +34,7 @@ type OpenshiftAssistedControlPlaneTemplateSpec struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
 // +kubebuilder:resource:path=openshiftassistedcontrolplanetemplates,scope=Namespaced,categories=cluster-api,shortName=oacpt;oacpts
-// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1alpha3"
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1alpha3_v1beta1"
 // +kubebuilder:printcolumn:name="Distribution Version",type=string,JSONPath=".spec.template.spec.distributionVersion",description="OpenShift version"
 // +kubebuilder:printcolumn:name="ClusterClass",type="string",JSONPath=".metadata.ownerReferences[?(@.kind==\"ClusterClass\")].name",description="ClusterClass owning this template",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
