@@ -2,7 +2,8 @@
 // real kube-apiserver: flags and --help, health probes, metrics served over
 // HTTPS behind the API server's authentication and authorization, the
 // namespace-restricted cache, leader election, and graceful shutdown on
-// SIGTERM.
+// SIGTERM; and, opt-in (`make chaos`), the kill storm of the bootstrap
+// and control-plane managers (killstorm_test.go).
 package managers
 
 import (
