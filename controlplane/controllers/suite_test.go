@@ -31,7 +31,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -78,16 +77,11 @@ func run(m *testing.M) int {
 	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
 	opts := envtest.Options{}
-	if auditing() {
-		dir, err := os.MkdirTemp("", "controlplane-audit-")
-		if err != nil {
-			fmt.Println("FAIL:", err)
-			return 1
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		auditLog = filepath.Join(dir, "audit.log")
-		opts.AuditLogPath = auditLog
+	if audit, err = envtest.NewAudit("controlplane", &opts); err != nil {
+		fmt.Println("FAIL:", err)
+		return 1
 	}
+	defer func() { _ = audit.Close() }()
 	if env, err = envtest.Start(opts); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
 		return 1
@@ -121,12 +115,12 @@ func run(m *testing.M) int {
 	// One bootstrap provider for every test, unfiltered: it is not what
 	// these tests look at, and its objects carry the control plane's
 	// watch-filter label anyway.
-	stopBootstrap, err := startBootstrap(ctx, withAgent(env.UnthrottledConfig(), bootstrapAgent))
+	stopBootstrap, err := startBootstrap(ctx, env.UnthrottledConfig())
 	if err != nil {
 		fmt.Println("FAIL: bootstrap manager:", err)
 		return 1
 	}
-	stopCP, err := startControlPlane(ctx, withAgent(env.Config, controlPlaneAgent), watchValue)
+	stopCP, err := startControlPlane(ctx, env.Config, watchValue)
 	if err != nil {
 		fmt.Println("FAIL: control-plane manager:", err)
 		return 1
@@ -145,14 +139,11 @@ func run(m *testing.M) int {
 	return env.Guard.Finish(code)
 }
 
-// newManager builds a manager of our providers; its writes pass the loop
-// guard.
-func newManager(cfg *rest.Config) (ctrl.Manager, error) {
+// newManager builds a manager of our providers, an audited one with the
+// user agent agent when auditing; its writes pass the loop guard.
+func newManager(cfg *rest.Config, agent string) (ctrl.Manager, error) {
 	opts := env.ManagerOptions()
-	if auditing() {
-		period := auditSyncPeriod
-		opts.Cache.SyncPeriod = &period
-	}
+	cfg = audit.Manager(cfg, agent, &opts)
 	return ctrl.NewManager(env.Guard.WrapConfig(cfg), opts)
 }
 
@@ -160,7 +151,7 @@ func newManager(cfg *rest.Config) (ctrl.Manager, error) {
 // controlplane-manager does (10 workers, the watch filter) and returns a
 // function that stops the manager and waits for it.
 func startControlPlane(ctx context.Context, cfg *rest.Config, filter string) (func(), error) {
-	mgr, err := newManager(cfg)
+	mgr, err := newManager(cfg, controlPlaneAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +167,7 @@ func startControlPlane(ctx context.Context, cfg *rest.Config, filter string) (fu
 
 // startBootstrap runs the bootstrap provider, trusting the simulator's CA.
 func startBootstrap(ctx context.Context, cfg *rest.Config) (func(), error) {
-	mgr, err := newManager(cfg)
+	mgr, err := newManager(cfg, bootstrapAgent)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -62,16 +61,11 @@ func run(m *testing.M) int {
 	ctrl.SetLogger(reconcileErrors.Logger())
 	var err error
 	opts := envtest.Options{}
-	if auditing() {
-		dir, err := os.MkdirTemp("", "addon-audit-")
-		if err != nil {
-			fmt.Println("FAIL:", err)
-			return 1
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		auditLog = filepath.Join(dir, "audit.log")
-		opts.AuditLogPath = auditLog
+	if audit, err = envtest.NewAudit("addon", &opts); err != nil {
+		fmt.Println("FAIL:", err)
+		return 1
 	}
+	defer func() { _ = audit.Close() }()
 	if env, err = envtest.Start(opts); err != nil {
 		fmt.Println("FAIL: starting the API server:", err)
 		return 1
@@ -119,12 +113,7 @@ func addonConfig(cfg *rest.Config) *rest.Config {
 // waits for it.
 func startAddon(ctx context.Context, cfg *rest.Config, opts *addon.Options, workers int) (stop func() error, err error) {
 	mgrOpts := env.ManagerOptions()
-	if auditing() {
-		cfg = rest.CopyConfig(cfg)
-		cfg.UserAgent = addonAgent
-		period := auditSyncPeriod
-		mgrOpts.Cache.SyncPeriod = &period
-	}
+	cfg = audit.Manager(cfg, addonAgent, &mgrOpts)
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err

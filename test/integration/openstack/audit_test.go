@@ -3,8 +3,6 @@ package openstack
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,17 +14,8 @@ import (
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
 
-// auditEnv turns on the API server's audit log for the suite and
-// TestSteadyStateAudit, which runs for minutes (make bench-audit).
-const auditEnv = "OCP_CAPI_AUDIT"
-
-// auditLog is the API server's audit log when auditEnv is set.
-var auditLog string
-
-// auditSyncPeriod is the manager's --sync-period in the audit: short, so
-// that the window fits in a test; every object is reconciled again in it,
-// as after the default 10 minutes.
-const auditSyncPeriod = time.Minute
+// audit is the suite's steady-state audit (envtest.AuditEnv), nil when off.
+var audit *envtest.Audit
 
 // TestSteadyStateAudit settles a cluster (managed network, load balancer
 // endpoint, bastion) with three control-plane machines, then watches two
@@ -39,11 +28,9 @@ const auditSyncPeriod = time.Minute
 // bring, so that a controller that requeues itself fails too. It prints the
 // figures (docs/reliability.md, Steady-state audit).
 func TestSteadyStateAudit(t *testing.T) {
-	if os.Getenv(auditEnv) == "" {
-		t.Skipf("a steady-state audit of several minutes: `make bench-audit` runs it (%s=1)", auditEnv)
-	}
+	audit.SkipUnlessOn(t)
 	RegisterTestingT(t)
-	startManagerSyncing(t, auditSyncPeriod)
+	startManagerSyncing(t, envtest.AuditSyncPeriod)
 	ns := newNamespace(t)
 	name := fx.prefix + "-audit"
 	t.Cleanup(func() { expectNoLeftovers(t, name) })
@@ -80,46 +67,25 @@ func TestSteadyStateAudit(t *testing.T) {
 	servers := len(machines) + 1 // and the bastion
 
 	// Settled: no write by anyone for 15 s.
-	settled := time.Now()
-	Eventually(func() (bool, error) { return envtest.QuietSince(auditLog, 15*time.Second, isClient) },
-		3*time.Minute, 2*time.Second).Should(BeTrue(), "the cluster does not settle")
-	t.Logf("settled %s after Ready", time.Since(settled).Round(time.Second))
+	settled, err := audit.Settle(15*time.Second, 3*time.Minute, isClient)
+	Expect(err).NotTo(HaveOccurred(), "the cluster does not settle")
+	t.Logf("settled %s after Ready", settled.Round(time.Second))
 
 	proxy.Reset()
-	before := envtest.ReconcileCounts()
-	from := time.Now()
-	// controller-runtime gives each informer a period of 0.9 to 1.1 times
-	// --sync-period, and client-go skips an informer's first resync when
-	// its handler came after the informer's start: two periods hold at
-	// least one resync of every informer and at most three.
-	window := 2 * auditSyncPeriod
-	time.Sleep(window)
-	to := time.Now()
-	after := envtest.ReconcileCounts()
-	calls := proxy.Calls()
-	events, err := envtest.ReadAuditLog(auditLog, from, to)
+	r, err := audit.Watch(envtest.AuditWindow, isClient)
 	Expect(err).NotTo(HaveOccurred())
-
-	tally := envtest.TallyAudit(events, isClient)
-	apiserver := envtest.TallyAudit(events, func(e envtest.AuditEvent) bool { return !isClient(e) }).Writes
-	var report strings.Builder
-	fmt.Fprintf(&report, "steady-state audit over %s (--sync-period %s): %d API requests in the audit log\n", window.Round(time.Second), auditSyncPeriod, len(events))
-	fmt.Fprintf(&report, "reconciles per controller:%s", envtest.CountsSince(before, after))
-	writes := tally.Writes
-	fmt.Fprintf(&report, "\nAPI writes: %d %v\nthe API server's own (its identity leases): %v\nAPI reads (all clients, the test's own polling included): %v\n", total(writes), writes, apiserver, tally.Reads)
+	calls := proxy.Calls()
+	writes := r.Tally.Writes
 	byPath := map[string]int{}
 	for _, c := range calls {
 		byPath[c.Service+" "+c.Method+" "+c.Path]++
 	}
-	openstack := countCalls(calls, notIdentity)
-	fmt.Fprintf(&report, "OpenStack calls: %d (%d besides Keystone) for %d servers: %v\n", len(calls), openstack, servers, byPath)
-	t.Log(report.String())
-	fmt.Printf("\nSTEADY-STATE AUDIT\n%s\n", report.String())
+	envtest.PrintAuditReport(t, r.Report("OpenStack provider", "clients (the test's own polling included)",
+		fmt.Sprintf("a cluster with %d control-plane machines and a bastion", len(machines)),
+		fmt.Sprintf("OpenStack calls: %d (%d besides Keystone) for %d servers: %v", len(calls), countCalls(calls, notIdentity), servers, byPath)))
 
 	// Every controller that has objects went through them again.
-	for _, n := range []string{"openstackcluster", "openstackmachine", "openstackserver"} {
-		Expect(after[n]-before[n]).To(BeNumerically(">", 0), "controller %s did not resync in %s", n, window)
-	}
+	Expect(r.Idle("openstackcluster", "openstackmachine", "openstackserver")).To(BeEmpty(), "controllers that did not resync in the window")
 	Expect(writes).To(BeEmpty(), "API writes in the steady state")
 	Expect(countCalls(calls, isWrite)).To(BeZero(), "OpenStack writes in the steady state: %v", byPath)
 
@@ -127,7 +93,7 @@ func TestSteadyStateAudit(t *testing.T) {
 	// (docs/openstack/performance.md, docs/openstack/cluster.md): Nova is
 	// read once per OpenStackServer, the load balancer once per
 	// OpenStackCluster, nothing per OpenStackMachine.
-	reconciles := func(n string) int { return int(after[n] - before[n]) }
+	reconciles := r.Reconciles
 	byService := map[string]int{}
 	for _, c := range calls {
 		if notIdentity(c) {
@@ -152,7 +118,7 @@ func TestSteadyStateAudit(t *testing.T) {
 		"openstackmachine": len(machines) * 3, // its own; its OpenStackServer; its Machine
 	}
 	for n, objects := range feeds {
-		Expect(reconciles(n)).To(BeNumerically("<=", 3*objects), "controller %s: more reconciles than resyncs in %s", n, window)
+		Expect(reconciles(n)).To(BeNumerically("<=", 3*objects), "controller %s: more reconciles than resyncs in the window", n)
 	}
 }
 
@@ -160,14 +126,6 @@ func TestSteadyStateAudit(t *testing.T) {
 // itself (it renews its identity Lease every 10 s).
 func isClient(e envtest.AuditEvent) bool {
 	return e.User.Username != "system:apiserver"
-}
-
-func total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 func countCalls(calls []openstackproxy.Call, keep func(openstackproxy.Call) bool) int {

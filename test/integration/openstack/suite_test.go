@@ -12,7 +12,6 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -134,16 +133,11 @@ func run(m *testing.M) int {
 	defer proxy.Close()
 
 	envOpts := envtest.Options{}
-	if os.Getenv(auditEnv) != "" {
-		dir, err := os.MkdirTemp("", "ocp-capi-audit-")
-		if err != nil {
-			fmt.Println("FAIL:", err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		auditLog = filepath.Join(dir, "audit.log")
-		envOpts.AuditLogPath = auditLog
+	if audit, err = envtest.NewAudit("ocp-capi", &envOpts); err != nil {
+		fmt.Println("FAIL:", err)
+		return 1
 	}
+	defer func() { _ = audit.Close() }()
 	if env, err = envtest.Start(envOpts); err != nil {
 		fmt.Println("FAIL:", err)
 		return 1
