@@ -56,7 +56,7 @@ type Options struct {
 // AddFlags binds the options to the manager's flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CABundleFile, "assisted-ca-bundle", "",
-		"PEM file of the CA(s) that sign assisted-service's certificate, trusted in addition to the system roots when fetching discovery ignitions.")
+		"PEM file of the CA(s) that sign assisted-service's certificate, trusted in addition to the system roots when fetching discovery ignitions. An empty file adds none.")
 	fs.BoolVar(&o.InsecureSkipTLSVerify, "assisted-insecure-skip-tls-verify", false,
 		"Do not verify assisted-service's certificate. Unsafe: anyone on the path could hand machines an ignition. For experiments only.")
 	fs.StringVar(&o.AssistedServiceURL, "assisted-service-url", "",

@@ -537,13 +537,14 @@ func lowerCamel(s string) string {
 
 // knownVars describe the variables every provider has, by suffix.
 var knownVars = map[string]string{
-	"WATCH_NAMESPACE":      "Reconcile objects in this namespace only (`--namespace`). Empty: all namespaces.",
-	"WATCH_FILTER":         "Reconcile only objects labelled `cluster.x-k8s.io/watch-filter=<value>` (`--watch-filter`). Empty: all objects.",
-	"LOG_FORMAT":           "Log format, `text` or `json` (`--log-format`).",
-	"VERBOSITY":            "Log verbosity (`-v`): 0 logs what operators need; higher numbers add detail.",
-	"BUILD_NAMESPACE":      "Namespace of the BuildController's inputs and builds (`--build-namespace`); the chart binds the build role there.",
-	"CAPI_NAMESPACE":       "Namespace where the MachineSet and Secret syncs write the CAPI objects and Secret copies (`--capi-namespace`); the chart binds the Secret sync's role there.",
-	"ASSISTED_SERVICE_URL": "Base URL (`scheme://host[:port]`) that replaces the one InfraEnvs publish when fetching discovery ignitions, e.g. the in-cluster assisted-service (`--assisted-service-url`). Empty: use the published URL.",
+	"WATCH_NAMESPACE":        "Reconcile objects in this namespace only (`--namespace`). Empty: all namespaces.",
+	"WATCH_FILTER":           "Reconcile only objects labelled `cluster.x-k8s.io/watch-filter=<value>` (`--watch-filter`). Empty: all objects.",
+	"LOG_FORMAT":             "Log format, `text` or `json` (`--log-format`).",
+	"VERBOSITY":              "Log verbosity (`-v`): 0 logs what operators need; higher numbers add detail.",
+	"BUILD_NAMESPACE":        "Namespace of the BuildController's inputs and builds (`--build-namespace`); the chart binds the build role there.",
+	"CAPI_NAMESPACE":         "Namespace where the MachineSet and Secret syncs write the CAPI objects and Secret copies (`--capi-namespace`); the chart binds the Secret sync's role there.",
+	"ASSISTED_CA_BUNDLE_B64": "Base64 of a PEM bundle of the CAs that sign assisted-service's certificate, trusted beyond the system roots (`--assisted-ca-bundle`, through a ConfigMap). Empty: the system roots only.",
+	"ASSISTED_SERVICE_URL":   "Base URL (`scheme://host[:port]`) that replaces the one InfraEnvs publish when fetching discovery ignitions, e.g. the in-cluster assisted-service (`--assisted-service-url`). Empty: use the published URL.",
 }
 
 func varDescription(name, prefix string) string {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,6 +183,12 @@ func upgradeAndCheck(ctx context.Context, qs *quickStartCluster, m *managementCl
 	defer w.stop()
 	proxy.Reset()
 
+	// A user keeps a private assisted-service CA through upgrades with the
+	// clusterctl variable: the upgrade renders the components again from it.
+	const caVar = "OCP_CAPI_BOOTSTRAP_ASSISTED_CA_BUNDLE_B64"
+	Expect(os.Setenv(caVar, base64.StdEncoding.EncodeToString(m.Sim.CABundle()))).To(Succeed())
+	defer func() { Expect(os.Unsetenv(caVar)).To(Succeed()) }()
+
 	start := time.Now()
 	By(fmt.Sprintf("clusterctl upgrade apply --contract v1beta2 on %s (%s to %s)", m.Proxy.GetName(), prev.version, *releaseVersion))
 	clusterctl.UpgradeManagementClusterAndWait(ctx, clusterctl.UpgradeManagementClusterAndWaitInput{
@@ -196,10 +203,14 @@ func upgradeAndCheck(ctx context.Context, qs *quickStartCluster, m *managementCl
 	Expect(c.List(ctx, infra, client.InNamespace(localenv.InfraNamespace))).To(Succeed())
 	Expect(infra.Items).To(HaveLen(1))
 	Expect(infra.Items[0].Spec.Template.Spec.HostNetwork).To(BeTrue(), "the OpenStack provider as clusterctl upgrade apply installed it")
-	// The bootstrap provider's trust of this suite's simulator is made
-	// after the install (its CA exists only once the simulator runs), so it
-	// goes on again, as a user's own overlay would; the existing cluster
-	// needs no discovery ignition meanwhile.
+	// The previous release had no CA variable: its trust of the simulator
+	// was the fit's own ConfigMap. The upgraded provider's comes from the
+	// variable alone.
+	ca, err := localenv.BootstrapCABundle(ctx, c)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(ca)).To(Equal(string(m.Sim.CABundle())), "the bootstrap provider's CA bundle after clusterctl upgrade apply with %s", caVar)
+	// The fit's Services stay; this restarts the provider once more (the
+	// CA's hash on the pod template) and follows the new pod's logs.
 	m.fit()
 	applyBuildRBAC(m.Proxy, *releaseDir)
 

@@ -44,7 +44,9 @@ type Fetcher struct {
 }
 
 // New builds a fetcher. It fails when the CA bundle cannot be read or holds
-// no certificate, rather than falling back to the system roots silently.
+// no certificate, rather than falling back to the system roots silently. An
+// empty bundle is no bundle: the manifests always mount one, empty unless
+// the user gives a CA (docs/install.md).
 func New(o Options) (*Fetcher, error) {
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {

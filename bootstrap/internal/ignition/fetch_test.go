@@ -91,6 +91,20 @@ func TestNewRejectsBadBundles(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("reading")))
 }
 
+// The manifests always pass --assisted-ca-bundle, with an empty file
+// unless the clusterctl variable gives a CA: that must start, and still
+// verify TLS against the system roots.
+func TestEmptyBundleFileIsNoBundle(t *testing.T) {
+	g := NewWithT(t)
+	s, _ := server(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(ign)) })
+	empty := filepath.Join(t.TempDir(), "ca.crt")
+	g.Expect(os.WriteFile(empty, nil, 0o600)).To(Succeed())
+	f, err := New(Options{CABundleFile: empty})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = f.Fetch(context.Background(), mustURL(t, s.URL))
+	g.Expect(err).To(MatchError(ContainSubstring("certificate")), "the test server's CA is not trusted")
+}
+
 func TestSnippet(t *testing.T) {
 	if got := snippet([]byte(strings.Repeat("x", 500))); len(got) > 210 {
 		t.Errorf("snippet too long: %d", len(got))

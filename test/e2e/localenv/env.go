@@ -211,8 +211,10 @@ func (s *Simulator) ForgetWorkload(cd client.ObjectKey) {
 //     the provider's namespace points at the node's address (the provider
 //     runs with --assisted-service-url https://assisted-service, the
 //     clusterctl variable OCP_CAPI_BOOTSTRAP_ASSISTED_SERVICE_URL), and the
-//     simulator's CA is mounted and passed with --assisted-ca-bundle (a real
-//     assisted-service with a private CA needs the same flag);
+//     simulator's CA goes into the ConfigMap the provider mounts for
+//     --assisted-ca-bundle (a real assisted-service with a private CA needs
+//     the same: the clusterctl variable OCP_CAPI_BOOTSTRAP_ASSISTED_CA_BUNDLE_B64
+//     fills it at install; the CA exists only once the simulator runs);
 //   - the workload API server (StartWorkloadCluster) listens on the host's
 //     loopback too: the Service WorkloadServiceName in
 //     WorkloadServiceNamespace points at the node's forward of workloadPort,
@@ -228,11 +230,15 @@ func (s *Simulator) ForgetWorkload(cd client.ObjectKey) {
 // It waits until the changed Deployments run their new pods, and returns
 // them.
 func FitProviders(ctx context.Context, c client.Client, caBundle []byte, nodeIP string, assistedPort, workloadPort int32, timeout time.Duration) ([]*appsv1.Deployment, error) {
+	caName, err := caConfigMapName(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	objs := []client.Object{
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: "assisted-service-ca", Namespace: BootstrapNamespace},
-			Data:       map[string]string{"ca.crt": string(caBundle)},
+			ObjectMeta: metav1.ObjectMeta{Name: caName, Namespace: BootstrapNamespace},
+			BinaryData: map[string][]byte{"ca.crt": caBundle},
 		},
 	}
 	objs = append(objs, hostService(BootstrapNamespace, "assisted-service", nodeIP, 443, assistedPort)...)
@@ -251,15 +257,14 @@ func FitProviders(ctx context.Context, c client.Client, caBundle []byte, nodeIP 
 		}
 		tmpl.Annotations["ocp-capi.io/assisted-service-ca-sha256"] = hex.EncodeToString(sum[:])
 		spec := &tmpl.Spec
-		const arg, dir = "--assisted-ca-bundle=/etc/assisted-service-ca/ca.crt", "/etc/assisted-service-ca"
 		m := &spec.Containers[0]
-		if !slices.Contains(m.Args, arg) {
-			m.Args = append(m.Args, arg)
+		if !slices.Contains(m.Args, caBundleArg) {
+			m.Args = append(m.Args, caBundleArg)
 		}
-		if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "assisted-service-ca" }) {
-			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "assisted-service-ca", VolumeSource: corev1.VolumeSource{
-				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "assisted-service-ca"}}}})
-			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{Name: "assisted-service-ca", MountPath: dir, ReadOnly: true})
+		if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == caVolume }) {
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: caVolume, VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: caName}}}})
+			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{Name: caVolume, MountPath: caBundleDir, ReadOnly: true})
 		}
 	})
 	if err != nil {
@@ -324,6 +329,49 @@ func hostService(namespace, name, nodeIP string, port, hostPort int32) []client.
 			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(hostPort), Protocol: ptr.To(corev1.ProtocolTCP)}},
 		},
 	}
+}
+
+// The bootstrap provider's CA bundle: its manifests mount the ConfigMap
+// that the clusterctl variable OCP_CAPI_BOOTSTRAP_ASSISTED_CA_BUNDLE_B64
+// fills (docs/install.md); v0.1.0's did not, so the fit adds the mount then.
+const (
+	caVolume       = "assisted-service-ca"
+	caBundleDir    = "/etc/assisted-service-ca"
+	caBundleArg    = "--assisted-ca-bundle=" + caBundleDir + "/ca.crt"
+	ownCAConfigMap = "assisted-service-ca"
+)
+
+// BootstrapCABundle is the CA bundle the bootstrap provider's Deployment
+// mounts (empty when it mounts none).
+func BootstrapCABundle(ctx context.Context, c client.Client) ([]byte, error) {
+	name, err := caConfigMapName(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: BootstrapNamespace, Name: name}, cm); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return append(cm.BinaryData["ca.crt"], cm.Data["ca.crt"]...), nil
+}
+
+// caConfigMapName is the ConfigMap the bootstrap provider's Deployment
+// mounts for its CA bundle, or the one the fit makes for a release whose
+// manifests mount none.
+func caConfigMapName(ctx context.Context, c client.Client) (string, error) {
+	list := &appsv1.DeploymentList{}
+	if err := c.List(ctx, list, client.InNamespace(BootstrapNamespace)); err != nil {
+		return "", err
+	}
+	if len(list.Items) != 1 {
+		return "", fmt.Errorf("want one controller Deployment in %s, found %d: is the provider installed?", BootstrapNamespace, len(list.Items))
+	}
+	for _, v := range list.Items[0].Spec.Template.Spec.Volumes {
+		if v.Name == caVolume && v.ConfigMap != nil {
+			return v.ConfigMap.Name, nil
+		}
+	}
+	return ownCAConfigMap, nil
 }
 
 // patchDeployment changes the pod template of the one controller Deployment
