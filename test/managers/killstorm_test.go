@@ -93,9 +93,11 @@ var infraGV = fakecapi.InfraGroupVersion
 
 // killStats is what the storm tells about itself.
 type killStats struct {
-	kills, rounds           int
-	createKills, delKills   int
-	byManager               map[string]int
+	kills, rounds         int
+	createKills, delKills int
+	byManager             map[string]int
+	// together counts the kills of both managers at once.
+	together                int
 	steps                   chaos.Steps
 	createConverge, delGone []time.Duration
 	duplicates, leftovers   int
@@ -107,8 +109,9 @@ const chaosEnv = "OCP_CAPI_CHAOS"
 // TestKillStormBootstrapControlPlane creates and deletes clusters of 3
 // control-plane and 2 worker Machines (a MachineDeployment) through the
 // assisted-service simulator, and SIGKILLs the bootstrap-manager and
-// controlplane-manager processes, one or the other at random, at random
-// moments during both, starting the killed one again after each kill.
+// controlplane-manager processes, one, the other or both at random, at
+// random moments during both, starting the killed ones again after each
+// kill.
 // Afterwards, through the API server: no duplicate (a second Machine,
 // config, Metal3Machine, InfraEnv, ClusterDeployment,
 // AgentClusterInstall, ClusterImageSet or kubeconfig Secret for one
@@ -169,34 +172,54 @@ type killPhase struct {
 	steps func() []string
 }
 
-// killDuring kills one of the managers, chosen at random, at a random
+// killDuring kills one of the managers or both (pickVictims) at a random
 // moment of each window until the phase is done or has had its kills, and
-// starts it again after each. It returns when the last kill was (now,
+// starts them again after each. It returns when the last kill was (now,
 // without one).
 func killDuring(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, procs map[string]*stormProcess, p killPhase) time.Time {
 	t.Helper()
-	names := []string{"bootstrap-manager", "controlplane-manager"}
 	var last time.Time
 	for i := 0; i < p.kills && !p.done(); i++ {
 		time.Sleep(time.Duration(rng.Int63n(int64(p.window + time.Duration(i)*killWiden))))
-		name := names[rng.Intn(len(names))]
+		victims := pickVictims(rng)
 		if p.done() {
 			break
 		}
-		procs[name].kill(t)
+		for _, name := range victims {
+			procs[name].kill(t)
+			st.kills++
+			*p.count++
+			st.byManager[name]++
+		}
+		if len(victims) > 1 {
+			st.together++
+		}
 		last = time.Now()
 		steps := p.steps()
-		st.kills++
-		*p.count++
-		st.byManager[name]++
 		st.steps.Add(steps...)
-		t.Logf("round %d %s kill %d (%s): %s", st.rounds, p.name, i, name, strings.Join(steps, "; "))
-		procs[name] = s.start(t, name)
+		t.Logf("round %d %s kill %d (%s): %s", st.rounds, p.name, i, strings.Join(victims, " and "), strings.Join(steps, "; "))
+		for _, name := range victims {
+			procs[name] = s.start(t, name)
+		}
 	}
 	if last.IsZero() {
 		last = time.Now()
 	}
 	return last
+}
+
+// pickVictims chooses whom a kill hits: the bootstrap manager or the
+// control-plane manager (2 in 5 each), or both at once (1 in 5), as when
+// the node that runs both pods dies.
+func pickVictims(rng *rand.Rand) []string {
+	switch n := rng.Intn(5); {
+	case n < 2:
+		return []string{"bootstrap-manager"}
+	case n < 4:
+		return []string{"controlplane-manager"}
+	default:
+		return []string{"bootstrap-manager", "controlplane-manager"}
+	}
 }
 
 func killRound(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, procs map[string]*stormProcess) {
@@ -548,6 +571,10 @@ func (r *round) deleteSteps() []string {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	if len(names) == 0 {
+		// The deletion ended between the last look and the kill.
+		return append(out, "left: nothing")
+	}
 	return append(out, "left: "+strings.Join(names, ", "))
 }
 
@@ -694,8 +721,8 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 	}
 	row := chaos.Row{
 		Scenario: "kill storm (bootstrap and control plane)",
-		Faults: fmt.Sprintf("%d SIGKILLs of the bootstrap-manager (%d) and controlplane-manager (%d) processes (%d during create, %d during delete; target %d)",
-			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.createKills, st.delKills, target),
+		Faults: fmt.Sprintf("%d SIGKILLs of the bootstrap-manager (%d) and controlplane-manager (%d) processes, %d times both at once (%d during create, %d during delete; target %d)",
+			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.together, st.createKills, st.delKills, target),
 		Objects: fmt.Sprintf("%d rounds, each: 1 cluster through the assisted-service simulator, 3 control-plane Machines + a MachineDeployment of 2 workers", st.rounds),
 		Converge: fmt.Sprintf("after the last kill: all Available in %s, all gone in %s",
 			spread(st.createConverge), spread(st.delGone)),
