@@ -71,6 +71,11 @@ type harness struct {
 	ctrl   *runningController
 	// registry plays the image registry.
 	registry *fakeRegistry
+	// agent, when auditing (envtest.AuditEnv), makes the controller's
+	// manager an audited one with this user agent.
+	agent string
+	// syncPeriod, when set, is the manager's --sync-period.
+	syncPeriod time.Duration
 }
 
 func newHarness(t testing.TB, backend string) *harness {
@@ -131,10 +136,17 @@ type runningController struct {
 func (h *harness) start() *runningController {
 	h.t.Helper()
 	rc := &runningController{writeCounter: &envtest.WriteCounter{}, errors: &envtest.ReconcileErrors{}}
-	// The controller's writes pass the loop guard, and are counted.
-	cfg := env.Guard.WrapConfig(h.config)
-	cfg.Wrap(rc.writeCounter.Wrap)
 	mo := env.ManagerOptions()
+	cfg := h.config
+	if h.agent != "" {
+		cfg = audit.Manager(cfg, h.agent, &mo)
+	}
+	if h.syncPeriod > 0 {
+		mo.Cache.SyncPeriod = &h.syncPeriod
+	}
+	// The controller's writes pass the loop guard, and are counted.
+	cfg = env.Guard.WrapConfig(cfg)
+	cfg.Wrap(rc.writeCounter.Wrap)
 	mo.Logger = logr.New(rc.errors.Sink(envtest.NewLogger().GetSink()))
 	mgr, err := ctrl.NewManager(cfg, mo)
 	h.g.Expect(err).NotTo(HaveOccurred())

@@ -340,9 +340,11 @@ func TestAbandonedConfigMapsAreRemoved(t *testing.T) {
 
 // TestSteadyStateWritesNothing: once the image is published, reconciles
 // (pool touched, inputs touched, resync) write nothing; a pool that never
-// opted in is never written.
+// opted in is never written. The resyncs of --sync-period reach the pool.
 func TestBuildSteadyStateWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, h *harness) {
+		// Short, so that resyncs come within the test.
+		h.syncPeriod = time.Second
 		pool, config := h.workerPool()
 		plain := h.pool("plain", config, false).Name
 		rc := h.start()
@@ -364,6 +366,11 @@ func TestBuildSteadyStateWritesNothing(t *testing.T) {
 		h.g.Eventually(func() int64 { return rc.reconciles(h.t) - before }).Should(BeNumerically(">=", 3))
 		h.settle(rc)
 		h.g.Expect(rc.writes()).To(Equal(writes), "steady state writes nothing")
+		// Untouched, the pool is reconciled again by the resyncs alone.
+		before = rc.reconciles(h.t)
+		h.g.Eventually(func() int64 { return rc.reconciles(h.t) - before }).Should(BeNumerically(">=", 2), "no resync reaches the pool")
+		h.settle(rc)
+		h.g.Expect(rc.writes()).To(Equal(writes), "a resync writes nothing")
 		h.g.Expect(h.getPool(plain).Status.Conditions).To(BeEmpty())
 		h.g.Expect(h.getPool(plain).Annotations).NotTo(HaveKey(osbuild.DesiredOSImageAnnotation))
 	})

@@ -219,8 +219,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(
 			predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue),
 			// The MCO updates pool status often (machine counts); only spec,
-			// labels and annotations matter here.
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}),
+			// labels and annotations matter here. The resyncs too: they are
+			// what --sync-period promises, every pool reconciled again.
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+				predicate.Funcs{UpdateFunc: isResync}),
 		)).
 		WithOptions(opts).
 		// A pool may name its rendered MachineConfig before it exists.
@@ -241,6 +243,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 				builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}))
 	}
 	return b.Complete(r)
+}
+
+// isResync tells an informer's periodic resync, which delivers the object
+// it holds as an update of itself.
+func isResync(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
 }
 
 // servesMachineOS reports whether the API server serves MachineOSConfigs
