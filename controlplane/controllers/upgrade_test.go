@@ -137,21 +137,34 @@ func TestUpgrade(t *testing.T) {
 	g.Eventually(func() string { return tc.oacp().Status.DistributionVersion }, wait, tick).Should(Equal("4.19.5"))
 	g.Expect(clusterVersion().Status.History[0]).To(And(HaveField("State", configv1.CompletedUpdate), HaveField("Version", "4.19.5")))
 
-	// A failing update, to the next minor.
+	// A failing update, to the next minor, with spec.version, as a
+	// ClusterClass topology writes them (docs/templates.md).
 	sim.FailUpgrade(cdKey, "ClusterOperator kube-apiserver is degraded")
-	tc.setVersion("4.20.0")
+	o := tc.oacp()
+	base := o.DeepCopy()
+	o.Spec.DistributionVersion, o.Spec.KubernetesVersion = "4.20.0", "v1.33.0"
+	g.Expect(k8s.Patch(tc.ctx, o, client.MergeFrom(base))).To(Succeed())
 	oacp = tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionFalse, controlplanev1.UpgradeFailedReason)
 	g.Expect(capiconditions.Get(oacp, controlplanev1.UpgradeCompletedCondition).Message).To(ContainSubstring("kube-apiserver is degraded"))
 	g.Expect(oacp.Status.DistributionVersion).To(Equal("4.19.5"))
+	// The whole status of that pass (observedGeneration comes with the
+	// rest of the status): status.version is still the installed
+	// release's, so CAPI sees the control plane upgrading and holds the
+	// workers back.
+	g.Eventually(func() int64 { oacp = tc.oacp(); return oacp.Status.ObservedGeneration }, wait, tick).Should(Equal(oacp.Generation))
+	g.Expect(oacp.Status.Version).To(HavePrefix("v1.32."), "spec.version reported before the upgrade ended")
 	sim.FailUpgrade(cdKey, "")
 	tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionTrue, controlplanev1.UpgradeCompletedReason)
 	// As above: the version lands one write after the condition.
 	g.Eventually(func() string { return tc.oacp().Status.DistributionVersion }, wait, tick).Should(Equal("4.20.0"))
-	g.Eventually(func() string { return tc.oacp().Status.Version }, wait, tick).Should(HavePrefix("v1.33."),
-		"the Kubernetes version follows the installed OpenShift version")
+	g.Eventually(func() string { return tc.oacp().Status.Version }, wait, tick).Should(Equal("v1.33.0"),
+		"the Kubernetes version follows the installed OpenShift version, as spec.version says once it is installed")
 
 	// A downgrade is refused, and nothing is asked of the cluster.
-	tc.setVersion("4.19.5")
+	o = tc.oacp()
+	base = o.DeepCopy()
+	o.Spec.DistributionVersion, o.Spec.KubernetesVersion = "4.19.5", ""
+	g.Expect(k8s.Patch(tc.ctx, o, client.MergeFrom(base))).To(Succeed())
 	oacp = tc.waitCondition(controlplanev1.UpgradeCompletedCondition, metav1.ConditionFalse, controlplanev1.UpgradeFailedReason)
 	g.Expect(capiconditions.Get(oacp, controlplanev1.UpgradeCompletedCondition).Message).To(ContainSubstring("downgrade"))
 	g.Expect(clusterVersion().Spec.DesiredUpdate.Version).To(Equal("4.20.0"))

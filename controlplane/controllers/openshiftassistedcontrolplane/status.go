@@ -97,7 +97,10 @@ func setInstallStatus(oacp *controlplanev1.OpenshiftAssistedControlPlane, inst *
 
 // setKubernetesVersion sets status.version: spec.version, else
 // the table's version for the installed OpenShift version (the installation
-// version before it completes).
+// version before it completes). spec.version describes spec's release, so
+// while an upgrade to another release runs it is not reported: CAPI reads
+// spec.version != status.version as "upgrading" and holds the workers'
+// upgrade back until it ends.
 func setKubernetesVersion(oacp *controlplanev1.OpenshiftAssistedControlPlane, installVersion string) {
 	v := oacp.Status.DistributionVersion
 	if v == "" {
@@ -106,7 +109,14 @@ func setKubernetesVersion(oacp *controlplanev1.OpenshiftAssistedControlPlane, in
 	if v == "" {
 		v = oacp.Spec.DistributionVersion
 	}
-	k8s, fromTable, ok, msg := release.KubernetesVersion(v, oacp.Spec.KubernetesVersion)
+	override := oacp.Spec.KubernetesVersion
+	if strings.TrimPrefix(v, "v") != strings.TrimPrefix(oacp.Spec.DistributionVersion, "v") {
+		override = ""
+		if _, _, known, _ := release.KubernetesVersion(v, ""); !known && oacp.Status.Version != "" {
+			return // the table does not know the installed release: what was reported for it stands
+		}
+	}
+	k8s, fromTable, ok, msg := release.KubernetesVersion(v, override)
 	if !ok {
 		conditions.MarkFalse(oacp, controlplanev1.KubernetesVersionAvailableCondition, controlplanev1.KubernetesVersionUnavailableReason, msg)
 		return
