@@ -213,7 +213,7 @@ cmd_release() {
 "
   done <<< "$PROVIDERS"
 
-  # Cluster templates and ClusterClasses (templates/, none yet): clusterctl
+  # Cluster templates and ClusterClasses (templates/): clusterctl
   # reads them beside the infrastructure provider's components
   # (clusterctl generate cluster NAME --infrastructure openstack --flavor F).
   local tpl

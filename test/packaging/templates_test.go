@@ -28,8 +28,10 @@ import (
 	"github.com/ocp-capi/ocp-capi/test/scheme"
 )
 
-// flavors are the cluster templates of templates/, by flavor.
-var flavors = []string{"openstack-agent", "metal3-agent"}
+// flavors are the cluster templates of templates/, by flavor. topology is
+// a Cluster of the ClusterClass openstack-agent, which clusterctl adds from
+// clusterclass-openstack-agent.yaml.
+var flavors = []string{"openstack-agent", "metal3-agent", "topology"}
 
 // templateVars are values for every required variable of the templates, as a
 // user would export them.
@@ -124,6 +126,9 @@ func TestTemplatesGenerate(t *testing.T) {
 	}
 	bootMode := map[string]string{"openstack-agent": "DiscoveryIgnition", "metal3-agent": "LiveISO"}
 	for _, flavor := range flavors {
+		if flavor == "topology" {
+			continue // TestTemplatesGenerateTopology
+		}
 		t.Run(flavor, func(t *testing.T) {
 			g := NewWithT(t)
 			objs := parseObjects(t, generateCluster(t, flavor, "team-a",
