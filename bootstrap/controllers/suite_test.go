@@ -118,9 +118,13 @@ func run(m *testing.M) int {
 	return env.Guard.Finish(code)
 }
 
-// newManager builds a manager whose writes pass the loop guard.
+// newManager builds a manager whose writes pass the loop guard; it reads
+// unstructured objects from its cache, as the bootstrap-manager's Spec
+// says (cmd/bootstrap-manager).
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(env.Guard.WrapConfig(cfg), env.ManagerOptions())
+	opts := env.ManagerOptions()
+	manager.CacheUnstructured(&opts)
+	return ctrl.NewManager(env.Guard.WrapConfig(cfg), opts)
 }
 
 // startBootstrap runs the provider's controllers as the bootstrap-manager

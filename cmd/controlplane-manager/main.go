@@ -18,5 +18,8 @@ func main() {
 		Controllers: controlplane.Controllers(opts),
 		Webhooks:    webhooks.SetupWebhooks,
 		ExtraFlags:  opts.AddFlags,
+		// Infrastructure machines and templates are read unstructured, at
+		// every pass: from the cache, not the API server.
+		CacheUnstructured: true,
 	})
 }

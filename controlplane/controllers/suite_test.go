@@ -143,6 +143,8 @@ func run(m *testing.M) int {
 // user agent agent when auditing; its writes pass the loop guard.
 func newManager(cfg *rest.Config, agent string) (ctrl.Manager, error) {
 	opts := env.ManagerOptions()
+	// As the managers' Spec.CacheUnstructured (cmd).
+	manager.CacheUnstructured(&opts)
 	cfg = audit.Manager(cfg, agent, &opts)
 	return ctrl.NewManager(env.Guard.WrapConfig(cfg), opts)
 }

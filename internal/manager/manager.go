@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -57,6 +58,17 @@ type Spec struct {
 	// ExtraFlags adds flags of this manager only (optional). Bind them to
 	// variables that the Setup functions read.
 	ExtraFlags func(fs *pflag.FlagSet)
+	// CacheUnstructured makes the client read unstructured objects from the
+	// cache, as it reads typed ones (CacheUnstructured).
+	CacheUnstructured bool
+}
+
+// CacheUnstructured makes a manager's client read unstructured objects
+// from its cache; by default it reads them from the API server. The
+// informer of a kind starts on its first read and stays, so the manager
+// needs list and watch on every kind it reads unstructured.
+func CacheUnstructured(o *ctrl.Options) {
+	o.Client.Cache = &client.CacheOptions{Unstructured: true}
 }
 
 // Controller is one reconciler of a manager.
@@ -247,7 +259,7 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) ctrl.Options
 	leaseDuration, renewDeadline, retryPeriod := cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod
 	syncPeriod := cfg.SyncPeriod
 	gracefulShutdown := GracefulShutdownTimeout
-	return ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
@@ -272,6 +284,10 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) ctrl.Options
 		}),
 		GracefulShutdownTimeout: &gracefulShutdown,
 	}
+	if spec.CacheUnstructured {
+		CacheUnstructured(&opts)
+	}
+	return opts
 }
 
 func leaderElectionID(spec Spec) string { return spec.Name + "-leader-election" }

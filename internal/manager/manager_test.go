@@ -64,3 +64,20 @@ func TestManagerOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheUnstructured: the managers that ask for it read unstructured
+// objects from the cache; the others from the API server.
+func TestCacheUnstructured(t *testing.T) {
+	cfg, _, err := parseFlags(testSpec(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts := managerOptions(testSpec(), cfg, runtime.NewScheme()); opts.Client.Cache != nil && opts.Client.Cache.Unstructured {
+		t.Error("unstructured reads cached without CacheUnstructured")
+	}
+	spec := testSpec()
+	spec.CacheUnstructured = true
+	if opts := managerOptions(spec, cfg, runtime.NewScheme()); opts.Client.Cache == nil || !opts.Client.Cache.Unstructured {
+		t.Error("CacheUnstructured: unstructured reads not cached")
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -29,8 +28,9 @@ type machineSet struct {
 	configs  map[string]*bootstrapv1.OpenshiftAssistedConfig
 	// infra are the infrastructure machines of the kind
 	// spec.machineTemplate.infrastructureRef clones, by name; nil when that
-	// kind cannot be listed (its CRD is missing).
-	infra map[string]*unstructured.Unstructured
+	// kind cannot be listed (its CRD is missing). Their metadata is all
+	// that is read of them: the cache keeps no more.
+	infra map[string]*metav1.PartialObjectMetadata
 }
 
 // controlPlaneMachines lists the Machines the control plane controls.
@@ -66,12 +66,12 @@ func (r *Reconciler) loadMachineSet(ctx context.Context, s *scope, machines []*c
 	if err != nil {
 		return ms, nil //nolint:nilerr // an unknown kind is reported when cloning; nothing to list
 	}
-	list := &unstructured.UnstructuredList{}
+	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	if err := r.Client.List(ctx, list, client.InNamespace(s.oacp.Namespace), selector); err != nil {
 		return nil, err
 	}
-	ms.infra = map[string]*unstructured.Unstructured{}
+	ms.infra = map[string]*metav1.PartialObjectMetadata{}
 	for i := range list.Items {
 		ms.infra[list.Items[i].GetName()] = &list.Items[i]
 	}
@@ -199,7 +199,7 @@ func upToDate(s *scope, m *clusterv1.Machine, ms *machineSet) metav1.Condition {
 	ref := s.oacp.Spec.MachineTemplate.InfrastructureRef
 	if u := ms.infra[m.Spec.InfrastructureRef.Name]; u != nil && u.GetAnnotations()[clusterv1.TemplateClonedFromNameAnnotation] != ref.Name {
 		why = append(why, fmt.Sprintf("* its %s was cloned from %q, not from spec.machineTemplate.infrastructureRef %q",
-			u.GetKind(), u.GetAnnotations()[clusterv1.TemplateClonedFromNameAnnotation], ref.Name))
+			u.Kind, u.GetAnnotations()[clusterv1.TemplateClonedFromNameAnnotation], ref.Name))
 	}
 	if len(why) > 0 {
 		return metav1.Condition{Type: clusterv1.MachineUpToDateCondition, Status: metav1.ConditionFalse, Reason: clusterv1.MachineNotUpToDateReason,

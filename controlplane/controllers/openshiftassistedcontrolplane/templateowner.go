@@ -30,6 +30,16 @@ func (r *Reconciler) reconcileTemplateOwner(ctx context.Context, s *scope) error
 	if err != nil {
 		return fmt.Errorf("reading spec.machineTemplate.infrastructureRef %s %s: %w", ref.Kind, ref.Name, err)
 	}
+	if _, changed := withClusterOwner(tmpl.GetOwnerReferences(), s.cluster); !changed {
+		return nil
+	}
+	// Once per cluster: the cached copy may lag behind another writer of
+	// the template, and the locked patch would conflict; patch the API
+	// server's copy.
+	tmpl, err = external.GetObjectFromContractVersionedRef(ctx, r.APIReader, ref, s.oacp.Namespace)
+	if err != nil {
+		return fmt.Errorf("reading spec.machineTemplate.infrastructureRef %s %s: %w", ref.Kind, ref.Name, err)
+	}
 	owners, changed := withClusterOwner(tmpl.GetOwnerReferences(), s.cluster)
 	if !changed {
 		return nil
