@@ -152,37 +152,32 @@ func (s *capiSpecCluster) PostNamespaceCreatedMetal3(proxy framework.ClusterProx
 }
 
 // startWorkload starts the workload API server and registers it with the
-// simulator, the kubelet stand-in and the proxy before the spec applies
-// the cluster. It stops after the spec's and our AfterEach (DeferCleanup
-// in the spec's BeforeEach).
+// simulator, the kubelet stand-in and the proxy as soon as the spec
+// applies the cluster (learnName). It stops after the spec's and our
+// AfterEach (DeferCleanup in the spec's BeforeEach).
 func (s *capiSpecCluster) startWorkload(namespace string) {
-	ctx := suiteCtx
 	s.Namespace = namespace
 	By("Starting the API server that plays the workload cluster of namespace " + namespace)
 	var err error
 	s.Workload, err = localenv.StartWorkloadCluster(intVariable("E2E_WORKLOAD_API_PORT"), "")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(s.Workload.Stop()).To(Succeed()) })
-	if s.name() == "" {
-		s.learnName(namespace)
-		return
-	}
-	key := types.NamespacedName{Namespace: namespace, Name: s.Name} // the control plane names the ClusterDeployment after the cluster
-	Expect(sim.SetWorkload(ctx, key, s.Workload)).To(Succeed())
-	DeferCleanup(func() { sim.ForgetWorkload(key) })
-	DeferCleanup(s.Proxy.register(key, s.Workload))
+	s.learnName(namespace)
 }
 
-// learnName registers the workload for the cluster that a spec which
-// names its cluster itself applies in namespace: it polls for the Cluster
-// and registers as soon as it exists, long before the simulated
-// installation completes (the servers must boot and their Agents register
-// first). A spec that applies more than one Cluster fails here.
+// learnName registers the workload for the cluster that the spec applies
+// in namespace: it polls for the Cluster and registers as soon as it has a
+// control plane, long before the simulated installation completes (the
+// servers must boot and their Agents register first). The simulator knows
+// the workload by the ClusterDeployment, which the control plane names
+// after itself: the cluster's name in the plain flavors, a name that CAPI's
+// topology controller makes in the topology flavor. A spec that applies
+// more than one Cluster fails here.
 func (s *capiSpecCluster) learnName(namespace string) {
 	ctx, cancel := context.WithCancel(suiteCtx)
 	done := make(chan struct{})
 	var (
-		key        types.NamespacedName
+		key, cdKey types.NamespacedName
 		unregister func()
 		failure    error
 	)
@@ -200,8 +195,12 @@ func (s *capiSpecCluster) learnName(namespace string) {
 			default:
 				return false, fmt.Errorf("namespace %s holds %d Clusters; the harness plays one", namespace, len(list.Items))
 			}
+			if list.Items[0].Spec.ControlPlaneRef.Name == "" {
+				return false, nil
+			}
 			key = client.ObjectKeyFromObject(&list.Items[0])
-			if err := sim.SetWorkload(ctx, key, s.Workload); err != nil {
+			cdKey = types.NamespacedName{Namespace: namespace, Name: list.Items[0].Spec.ControlPlaneRef.Name}
+			if err := sim.SetWorkload(ctx, cdKey, s.Workload); err != nil {
 				return false, err
 			}
 			unregister = s.Proxy.register(key, s.Workload)
@@ -216,7 +215,7 @@ func (s *capiSpecCluster) learnName(namespace string) {
 		<-done
 		if unregister != nil {
 			unregister()
-			sim.ForgetWorkload(key)
+			sim.ForgetWorkload(cdKey)
 		}
 		if failure != nil && !errors.Is(failure, context.Canceled) {
 			Fail("registering the workload cluster of namespace " + namespace + ": " + failure.Error())

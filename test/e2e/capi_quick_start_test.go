@@ -43,6 +43,36 @@ var _ = Describe("CAPI QuickStartSpec, openstack-agent flavor", func() {
 	AfterEach(func() { s.AfterSpec() })
 })
 
+// The same on the topology flavor: a Cluster of the ClusterClass
+// openstack-agent, which clusterctl adds from clusterclass-openstack-agent.yaml
+// (listed beside the templates in the e2e configuration); CAPI's topology
+// controller makes the control plane, its machine template and the worker
+// MachineDeployment from the class.
+var _ = Describe("CAPI QuickStartSpec, topology flavor", func() {
+	var s *capiSpecCluster
+	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
+		s = newCAPISpecCluster("capi-cc")
+		return capie2e.QuickStartSpecInput{
+			E2EConfig:                e2eConfig,
+			ClusterctlConfigPath:     clusterctlConfigPath,
+			BootstrapClusterProxy:    s.Proxy,
+			ArtifactFolder:           *artifactFolder,
+			ClusterName:              ptr.To(s.Name),
+			InfrastructureProvider:   ptr.To(infraProviderVersion()),
+			Flavor:                   ptr.To("topology"),
+			ControlPlaneMachineCount: ptr.To[int64](3),
+			WorkerMachineCount:       ptr.To[int64](2),
+			ControlPlaneWaiters:      s.ControlPlaneWaiters(),
+			PostNamespaceCreated:     s.PostNamespaceCreated,
+			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
+				s.PostMachinesProvisioned(proxy, namespace, name, 5)
+			},
+			ClusterctlVariables: map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()},
+		}
+	})
+	AfterEach(func() { s.AfterSpec() })
+})
+
 // The same on the metal3-agent flavor (3 + 2 BareMetalHosts booted from the
 // discovery ISO, CAPM3 and the Bare Metal Operator played by
 // localenv.Metal3), with the live-ISO checks of our own metal3 suite once
