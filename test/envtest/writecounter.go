@@ -12,7 +12,7 @@ import (
 
 // WriteCounter counts the mutating requests (all but GET and HEAD) that a
 // client sends, by method and resource, and the conflicts among them as
-// "409 <resource>". Tests use it to hold a controller to its API writes: a
+// "409 <method> <resource>" (for a POST, AlreadyExists: nothing was made). Tests use it to hold a controller to its API writes: a
 // steady state must write nothing, and benchmarks report writes per object.
 // It keeps the first ten requests, with their bodies, for the failure
 // message. The zero value is ready; install it with cfg.Wrap(w.Wrap).
@@ -48,7 +48,7 @@ func (w *WriteCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 		}
 		resp, err := rt.RoundTrip(r)
 		if err == nil && resp.StatusCode == http.StatusConflict {
-			w.count("409 " + ResourceOf(r.URL.Path))
+			w.count("409 " + r.Method + " " + ResourceOf(r.URL.Path))
 		}
 		return resp, err
 	})

@@ -69,7 +69,7 @@ func TestWriteCounter(t *testing.T) {
 	if n := w.Load(); n != 4 {
 		t.Errorf("Load() = %d, want 4", n)
 	}
-	want := map[string]int{"PATCH machines/status": 2, "PUT machines": 1, "409 machines": 1, "DELETE machines": 1}
+	want := map[string]int{"PATCH machines/status": 2, "PUT machines": 1, "409 PUT machines": 1, "DELETE machines": 1}
 	got := w.Breakdown()
 	if len(got) != len(want) {
 		t.Errorf("Breakdown() = %v, want %v", got, want)

@@ -217,7 +217,26 @@ func (rc *runningController) writes() int64 {
 	return n
 }
 
-// creates counts the objects it created (Events aside).
+// made counts the objects it created (Events aside): the creates it sent
+// less those answered 409. With deterministic names, a 409 is AlreadyExists
+// for an object it made a moment before and its cache had not seen yet; it
+// adopts that object, and nothing is made twice.
+func (rc *runningController) made() int64 {
+	var n int64
+	for k, v := range rc.writeCounter.Breakdown() {
+		switch {
+		case isEventWrite(k):
+			continue
+		case strings.HasPrefix(k, "POST "):
+			n += int64(v)
+		case strings.HasPrefix(k, "409 POST "):
+			n -= int64(v)
+		}
+	}
+	return n
+}
+
+// creates counts the creates it sent (Events aside), whatever the answer.
 func (rc *runningController) creates() int64 {
 	var n int64
 	for k, v := range rc.writeCounter.Breakdown() {
