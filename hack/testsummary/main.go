@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 		pkgs                         = map[string]string{}
 		pkgElapsed                   = map[string]float64{}
 		skips                        []string
+		failures                     []string
 	)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
@@ -106,6 +108,7 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 				continue
 			}
 			failedTests++
+			failures = append(failures, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, failureExcerpt(outputs[k])))
 			fmt.Fprintf(out, "FAIL  %-60s %s (%.2fs)\n", short(e.Package), e.Test, e.Elapsed)
 			if b := outputs[k]; b != nil {
 				fmt.Fprintf(out, "----- output of %s -----\n%s-----\n", e.Test, b.String())
@@ -134,6 +137,11 @@ func run(in io.Reader, out io.Writer) (bool, error) {
 	fmt.Fprintf(out, "\n%d passed, %d failed, %d skipped\n", passed, failedTests, skipped)
 	for _, s := range skips {
 		fmt.Fprintln(out, "  skipped:", s)
+	}
+	// The failures again, last: CI shows only the tail of a long log, and
+	// the full output of each failure is further up.
+	for _, f := range failures {
+		fmt.Fprintln(out, "  failed:", f)
 	}
 	return failed, nil
 }
@@ -167,6 +175,31 @@ func unfinished(out io.Writer, running map[key]bool, outputs map[key]*strings.Bu
 func short(pkg string) string {
 	return strings.TrimPrefix(pkg, "github.com/ocp-capi/ocp-capi/")
 }
+
+// failureExcerpt is what the closing summary repeats of a failed test: its
+// last reported line (t.Fatal's and gomega's failure ends a test, and it
+// starts with file:line) and the lines after it, enough for the assertion.
+func failureExcerpt(b *strings.Builder) string {
+	const keep = 12
+	if b == nil {
+		return "(no output)"
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	start := -1
+	for i, l := range lines {
+		if reportedError.MatchString(l) {
+			start = i
+		}
+	}
+	if start < 0 {
+		start = max(0, len(lines)-keep)
+	}
+	end := min(len(lines), start+keep)
+	return strings.Join(lines[start:end], "\n    ")
+}
+
+// reportedError is the start of a line t.Log/t.Error writes: "file.go:123: ".
+var reportedError = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
 
 // lastLines is the tail of a test's output, where t.Skip puts its reason.
 func lastLines(b *strings.Builder, n int) string {

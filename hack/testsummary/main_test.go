@@ -53,3 +53,30 @@ func TestPassingRunHasNoUnfinishedTests(t *testing.T) {
 		t.Errorf("a finished test reported as unfinished:\n%s", out.String())
 	}
 }
+
+// CI shows only the tail of a long log: the summary's last lines name each
+// failed test with its assertion, not only a count.
+func TestFailuresRepeatedAtTheEnd(t *testing.T) {
+	in := strings.NewReader(`{"Action":"run","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA"}
+{"Action":"output","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA","Output":"    a_test.go:10: starting\n"}
+{"Action":"output","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA","Output":"    a_test.go:42: \n"}
+{"Action":"output","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA","Output":"        Timed out after 120s.\n"}
+{"Action":"output","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA","Output":"--- FAIL: TestA (120.00s)\n"}
+{"Action":"fail","Package":"github.com/ocp-capi/ocp-capi/p","Test":"TestA"}
+{"Action":"fail","Package":"github.com/ocp-capi/ocp-capi/p"}
+`)
+	var out strings.Builder
+	failed, err := run(in, &out)
+	if err != nil || !failed {
+		t.Fatalf("failed=%v err=%v:\n%s", failed, err, out.String())
+	}
+	_, tail, ok := strings.Cut(out.String(), "0 passed, 1 failed, 0 skipped\n")
+	if !ok {
+		t.Fatalf("no count line:\n%s", out.String())
+	}
+	want := "  failed: p TestA:     a_test.go:42: \n            Timed out after 120s.\n    --- FAIL: TestA (120.00s)\n"
+	if tail != want {
+		t.Errorf("closing lines\n%q\nwant\n%q", tail, want)
+	}
+}
