@@ -47,7 +47,8 @@ var _ = Describe("CAPI QuickStartSpec, openstack-agent flavor", func() {
 // openstack-agent, which clusterctl adds from clusterclass-openstack-agent.yaml
 // (listed beside the templates in the e2e configuration); CAPI's topology
 // controller makes the control plane, its machine template and the worker
-// MachineDeployment from the class.
+// MachineDeployment from the class. Once the Machines are provisioned, the
+// cluster is upgraded through its topology (capi_topology_upgrade_test.go).
 var _ = Describe("CAPI QuickStartSpec, topology flavor", func() {
 	var s *capiSpecCluster
 	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
@@ -66,6 +67,7 @@ var _ = Describe("CAPI QuickStartSpec, topology flavor", func() {
 			PostNamespaceCreated:     s.PostNamespaceCreated,
 			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
 				s.PostMachinesProvisioned(proxy, namespace, name, 5)
+				s.UpgradeThroughTopology(proxy, namespace, name, 2)
 			},
 			ClusterctlVariables: map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()},
 		}
