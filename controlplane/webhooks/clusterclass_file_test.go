@@ -97,6 +97,8 @@ func TestClusterClassFile(t *testing.T) {
 	capiMgr, err := env.StartCAPIManager(capi, t.TempDir(), "--feature-gates=ClusterTopology=true")
 	g.Expect(err).NotTo(HaveOccurred())
 	defer capiMgr.Stop()
+	// The manager's start on a loaded machine is not what is measured here.
+	g.Expect(capiMgr.WaitForControllers(5*time.Minute, "clusterclass", "topology/cluster")).To(Succeed())
 	running := func() {
 		if err, exited := capiMgr.Exited(); exited {
 			g.Expect(err).NotTo(HaveOccurred(), "the cluster-api manager exited:\n%s", capiMgr.LogTail())
@@ -129,19 +131,26 @@ func TestClusterClassFile(t *testing.T) {
 	// CAPI's ClusterClass controller reconciles the class (its templates
 	// exist, its variables go to status.variables); then CAPI's own
 	// validation of the Cluster's variables (the code of its Cluster
-	// webhook, which is not installed here) accepts them.
+	// webhook, which is not installed here) accepts them. CAPI's patch
+	// helper writes the conditions before the rest of the status, so
+	// VariablesReady can be True while status.variables is still empty:
+	// the reconcile is complete once status.observedGeneration, written
+	// with status.variables, has caught up.
 	cc := &clusterv1.ClusterClass{}
-	g.Eventually(func() *metav1.Condition {
+	g.Eventually(func(g Gomega) {
 		running()
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "openstack-agent"}, cc)).To(Succeed())
-		return capiconditions.Get(cc, clusterv1.ClusterClassVariablesReadyCondition)
-	}, time.Minute, 250*time.Millisecond).Should(HaveField("Status", metav1.ConditionTrue), func() string {
+		g.Expect(capiconditions.Get(cc, clusterv1.ClusterClassVariablesReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
+		g.Expect(cc.Status.ObservedGeneration).To(Equal(cc.Generation))
+		g.Expect(cc.Status.Variables).To(HaveLen(len(cc.Spec.Variables)))
+	}, 2*time.Minute, 250*time.Millisecond).Should(Succeed(), func() string {
 		return fmt.Sprintf("ClusterClass status %+v\ncluster-api manager log:\n%s", cc.Status, capiMgr.LogTail())
 	})
 	typed := &clusterv1.Cluster{}
 	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(cluster.Object, typed)).To(Succeed())
 	g.Expect(feature.MutableGates.Set("ClusterTopology=true")).To(Succeed())
-	g.Expect((&admission.Cluster{Client: env.Client}).DefaultAndValidateVariables(ctx, typed, nil, cc)).To(BeEmpty())
+	g.Expect((&admission.Cluster{Client: env.Client}).DefaultAndValidateVariables(ctx, typed, nil, cc)).To(BeEmpty(),
+		"ClusterClass generation %d, status %+v", cc.Generation, cc.Status)
 	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
 
 	key := client.ObjectKey{Namespace: ns.Name, Name: "demo"}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -98,6 +99,47 @@ func (m *CAPIManager) Exited() (error, bool) { //nolint:revive // the error is t
 	default:
 		return nil, false
 	}
+}
+
+// WaitForControllers waits until each named controller of the manager has
+// started its workers (its caches have synced), as its log says, for at
+// most timeout. Starting a manager on a loaded machine is slow, and that is
+// not what a test measures: its own timeouts start after this.
+func (m *CAPIManager) WaitForControllers(timeout time.Duration, controllers ...string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		data, err := os.ReadFile(m.Log)
+		if err != nil {
+			return err
+		}
+		missing := []string{}
+		for _, c := range controllers {
+			if !startedWorkers(string(data), c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if err, exited := m.Exited(); exited {
+			return fmt.Errorf("the cluster-api manager exited (%v) before controllers %v started:\n%s", err, missing, m.LogTail())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("controllers %v of the cluster-api manager did not start in %s:\n%s", missing, timeout, m.LogTail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startedWorkers tells whether log has controller-runtime's "Starting
+// workers" line of controller.
+func startedWorkers(log, controller string) bool {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"Starting workers"`) && strings.Contains(l, `controller="`+controller+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // LogTail is the end of the manager's log, for failure messages.

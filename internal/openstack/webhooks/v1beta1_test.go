@@ -616,6 +616,8 @@ func TestCAPOClusterClass(t *testing.T) {
 	m, err := webhookEnv.env.StartCAPIManager(capi, t.TempDir(), "--feature-gates=ClusterTopology=true")
 	g.Expect(err).NotTo(HaveOccurred())
 	defer m.Stop()
+	// The manager's start on a loaded machine is not what is measured here.
+	g.Expect(m.WaitForControllers(5*time.Minute, "clusterclass", "topology/cluster")).To(Succeed())
 
 	cluster := &clusterv1.Cluster{}
 	osc := &infrav1.OpenStackCluster{}
