@@ -359,14 +359,11 @@ func BootstrapCABundle(ctx context.Context, c client.Client) ([]byte, error) {
 // mounts for its CA bundle, or the one the fit makes for a release whose
 // manifests mount none.
 func caConfigMapName(ctx context.Context, c client.Client) (string, error) {
-	list := &appsv1.DeploymentList{}
-	if err := c.List(ctx, list, client.InNamespace(BootstrapNamespace)); err != nil {
+	d, err := controllerDeployment(ctx, c, BootstrapNamespace)
+	if err != nil {
 		return "", err
 	}
-	if len(list.Items) != 1 {
-		return "", fmt.Errorf("want one controller Deployment in %s, found %d: is the provider installed?", BootstrapNamespace, len(list.Items))
-	}
-	for _, v := range list.Items[0].Spec.Template.Spec.Volumes {
+	for _, v := range d.Spec.Template.Spec.Volumes {
 		if v.Name == caVolume && v.ConfigMap != nil {
 			return v.ConfigMap.Name, nil
 		}
@@ -374,9 +371,9 @@ func caConfigMapName(ctx context.Context, c client.Client) (string, error) {
 	return ownCAConfigMap, nil
 }
 
-// patchDeployment changes the pod template of the one controller Deployment
-// in namespace (a no-op change writes nothing).
-func patchDeployment(ctx context.Context, c client.Client, namespace string, change func(*corev1.PodTemplateSpec)) (*appsv1.Deployment, error) {
+// controllerDeployment is the one controller Deployment of a provider's
+// namespace.
+func controllerDeployment(ctx context.Context, c client.Client, namespace string) (*appsv1.Deployment, error) {
 	list := &appsv1.DeploymentList{}
 	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil, err
@@ -384,7 +381,16 @@ func patchDeployment(ctx context.Context, c client.Client, namespace string, cha
 	if len(list.Items) != 1 {
 		return nil, fmt.Errorf("want one controller Deployment in %s, found %d: is the provider installed?", namespace, len(list.Items))
 	}
-	d := &list.Items[0]
+	return &list.Items[0], nil
+}
+
+// patchDeployment changes the pod template of the one controller Deployment
+// in namespace (a no-op change writes nothing).
+func patchDeployment(ctx context.Context, c client.Client, namespace string, change func(*corev1.PodTemplateSpec)) (*appsv1.Deployment, error) {
+	d, err := controllerDeployment(ctx, c, namespace)
+	if err != nil {
+		return nil, err
+	}
 	base := d.DeepCopy()
 	change(&d.Spec.Template)
 	if err := c.Patch(ctx, d, client.MergeFrom(base)); err != nil {
