@@ -22,23 +22,13 @@ var _ = Describe("CAPI QuickStartSpec, openstack-agent flavor", func() {
 	var s *capiSpecCluster
 	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
 		s = newCAPISpecCluster("capi-qs")
-		return capie2e.QuickStartSpecInput{
-			E2EConfig:                e2eConfig,
-			ClusterctlConfigPath:     clusterctlConfigPath,
-			BootstrapClusterProxy:    s.Proxy,
-			ArtifactFolder:           *artifactFolder,
-			ClusterName:              ptr.To(s.Name),
-			InfrastructureProvider:   ptr.To(infraProviderVersion()),
-			Flavor:                   ptr.To("openstack-agent"),
-			ControlPlaneMachineCount: ptr.To[int64](3),
-			WorkerMachineCount:       ptr.To[int64](2),
-			ControlPlaneWaiters:      s.ControlPlaneWaiters(),
-			PostNamespaceCreated:     s.PostNamespaceCreated,
-			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
-				s.PostMachinesProvisioned(proxy, namespace, name, 5)
-			},
-			ClusterctlVariables: map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()},
+		in := s.quickStartInput("openstack-agent", 3, 2)
+		in.PostNamespaceCreated = s.PostNamespaceCreated
+		in.PostMachinesProvisioned = func(proxy framework.ClusterProxy, namespace, name string) {
+			s.PostMachinesProvisioned(proxy, namespace, name, 5)
 		}
+		in.ClusterctlVariables = map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()}
+		return in
 	})
 	AfterEach(func() { s.AfterSpec() })
 })
@@ -53,24 +43,14 @@ var _ = Describe("CAPI QuickStartSpec, topology flavor", func() {
 	var s *capiSpecCluster
 	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
 		s = newCAPISpecCluster("capi-cc")
-		return capie2e.QuickStartSpecInput{
-			E2EConfig:                e2eConfig,
-			ClusterctlConfigPath:     clusterctlConfigPath,
-			BootstrapClusterProxy:    s.Proxy,
-			ArtifactFolder:           *artifactFolder,
-			ClusterName:              ptr.To(s.Name),
-			InfrastructureProvider:   ptr.To(infraProviderVersion()),
-			Flavor:                   ptr.To("topology"),
-			ControlPlaneMachineCount: ptr.To[int64](3),
-			WorkerMachineCount:       ptr.To[int64](2),
-			ControlPlaneWaiters:      s.ControlPlaneWaiters(),
-			PostNamespaceCreated:     s.PostNamespaceCreated,
-			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
-				s.PostMachinesProvisioned(proxy, namespace, name, 5)
-				s.UpgradeThroughTopology(proxy, namespace, name, 2)
-			},
-			ClusterctlVariables: map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()},
+		in := s.quickStartInput("topology", 3, 2)
+		in.PostNamespaceCreated = s.PostNamespaceCreated
+		in.PostMachinesProvisioned = func(proxy framework.ClusterProxy, namespace, name string) {
+			s.PostMachinesProvisioned(proxy, namespace, name, 5)
+			s.UpgradeThroughTopology(proxy, namespace, name, 2)
 		}
+		in.ClusterctlVariables = map[string]string{"OPENSTACK_CLOUD_YAML_B64": cloudsYAMLB64()}
+		return in
 	})
 	AfterEach(func() { s.AfterSpec() })
 })
@@ -86,27 +66,17 @@ var _ = Describe("CAPI QuickStartSpec, metal3-agent flavor", func() {
 	var s *capiSpecCluster
 	capie2e.QuickStartSpec(capiSpecCtx, func() capie2e.QuickStartSpecInput {
 		s = newCAPISpecCluster("capi-m3")
-		return capie2e.QuickStartSpecInput{
-			E2EConfig:                e2eConfig,
-			ClusterctlConfigPath:     clusterctlConfigPath,
-			BootstrapClusterProxy:    s.Proxy,
-			ArtifactFolder:           *artifactFolder,
-			ClusterName:              ptr.To(s.Name),
-			InfrastructureProvider:   ptr.To(infraProviderVersion()),
-			Flavor:                   ptr.To("metal3-agent"),
-			ControlPlaneMachineCount: ptr.To[int64](cp),
-			WorkerMachineCount:       ptr.To[int64](workers),
-			ControlPlaneWaiters:      s.ControlPlaneWaiters(),
-			PostNamespaceCreated: func(proxy framework.ClusterProxy, namespace string) {
-				s.PostNamespaceCreatedMetal3(proxy, namespace, cp, workers)
-			},
-			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, name string) {
-				s.PostMachinesProvisioned(proxy, namespace, name, cp+workers)
-				expectMetal3ProviderIDs(proxy.GetClient(), namespace, name)
-				expectLiveISOBoot(suiteCtx, proxy.GetClient(), namespace, cp+workers)
-			},
-			ClusterctlVariables: map[string]string{"OPENSHIFT_API_VIP": "192.0.2.100", "OPENSHIFT_INGRESS_VIP": "192.0.2.101"},
+		in := s.quickStartInput("metal3-agent", cp, workers)
+		in.PostNamespaceCreated = func(proxy framework.ClusterProxy, namespace string) {
+			s.PostNamespaceCreatedMetal3(proxy, namespace, cp, workers)
 		}
+		in.PostMachinesProvisioned = func(proxy framework.ClusterProxy, namespace, name string) {
+			s.PostMachinesProvisioned(proxy, namespace, name, cp+workers)
+			expectMetal3ProviderIDs(proxy.GetClient(), namespace, name)
+			expectLiveISOBoot(suiteCtx, proxy.GetClient(), namespace, cp+workers)
+		}
+		in.ClusterctlVariables = map[string]string{"OPENSHIFT_API_VIP": "192.0.2.100", "OPENSHIFT_INGRESS_VIP": "192.0.2.101"}
+		return in
 	})
 })
 
@@ -117,5 +87,24 @@ func expectMetal3ProviderIDs(c client.Client, namespace, name string) {
 	Expect(c.List(suiteCtx, machines, client.InNamespace(namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: name})).To(Succeed())
 	for _, m := range machines.Items {
 		Expect(m.Spec.ProviderID).To(HavePrefix("metal3://"), "Machine %s", m.Name)
+	}
+}
+
+// quickStartInput is what every QuickStartSpec of ours gives the spec: the
+// suite's configuration and proxy, the harness's cluster name, the release's
+// infrastructure provider, the flavor and counts, and our control-plane
+// waiters. The caller adds its hooks and clusterctl variables.
+func (s *capiSpecCluster) quickStartInput(flavor string, cp, workers int64) capie2e.QuickStartSpecInput {
+	return capie2e.QuickStartSpecInput{
+		E2EConfig:                e2eConfig,
+		ClusterctlConfigPath:     clusterctlConfigPath,
+		BootstrapClusterProxy:    s.Proxy,
+		ArtifactFolder:           *artifactFolder,
+		ClusterName:              ptr.To(s.Name),
+		InfrastructureProvider:   ptr.To(infraProviderVersion()),
+		Flavor:                   ptr.To(flavor),
+		ControlPlaneMachineCount: ptr.To(cp),
+		WorkerMachineCount:       ptr.To(workers),
+		ControlPlaneWaiters:      s.ControlPlaneWaiters(),
 	}
 }
