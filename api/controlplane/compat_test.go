@@ -64,8 +64,12 @@ var suite = crdcompat.Suite{
 	// assumed, so CAPOA's valid manifests still apply; docs/controlplane.md
 	// lists them.
 	ValidationDifferences: map[string][]allowed{controlPlaneKind: {
-		{Path: "spec", Reason: "transition rules (control plane only, not the template): baseDomain and clusterName are immutable, " +
+		{Path: "spec", Reason: "CEL rules (control plane only, not the template): machineTemplate.infrastructureRef is required " +
+			"by a rule, not by the required lists, so that a ClusterClass's control-plane template can leave it to the topology (as " +
+			"KubeadmControlPlaneTemplate has none), and, as transition rules, baseDomain and clusterName are immutable, " +
 			"and replicas cannot move between 1 and more; in the schema so that kubectl scale cannot bypass them"},
+		{Path: "spec.machineTemplate", Reason: "infrastructureRef is not in the required list: the rule on spec requires it " +
+			"of a control plane, with the same refusal when it is missing"},
 		{Path: "spec.replicas", Reason: "default 3 (CAPOA's controller treated unset as 3, but the Desired column, kubectl scale and " +
 			"CAPI's desired-replicas count showed nothing) and a CEL rule allowing 1, 3, 4 or 5 (the OpenShift topologies), " +
 			"which holds through the scale subresource"},
@@ -100,10 +104,13 @@ func TestTemplateCarriesTheSpec(t *testing.T) {
 	cs := cpSchema.Properties["spec"]
 	ts := tmplSchema.Properties["spec"].Properties["template"].Properties["spec"]
 	want, got := crdcompat.Flatten(&cs, "spec"), crdcompat.Flatten(&ts, "spec")
-	// The transition rules on spec itself are the control plane's: a
-	// template stays mutable.
+	// The rules on spec itself are the control plane's: a template stays
+	// mutable (the transition rules), and may leave the infrastructure
+	// machine template to its ClusterClass.
 	for p, n := range want {
-		n.Rules = slices.DeleteFunc(n.Rules, func(r string) bool { return p == "spec" && strings.Contains(r, "oldSelf") })
+		n.Rules = slices.DeleteFunc(n.Rules, func(r string) bool {
+			return p == "spec" && (strings.Contains(r, "oldSelf") || strings.Contains(r, "infrastructureRef"))
+		})
 		if len(n.Rules) == 0 {
 			n.Rules = nil
 		}

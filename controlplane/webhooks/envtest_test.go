@@ -99,6 +99,15 @@ func TestWebhooksInAPIServer(t *testing.T) {
 		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		g.Expect(err.Error()).To(ContainSubstring("spec.machineTemplate.infrastructureRef.kind"))
 
+		// The schema's CEL rule: a control plane names its infrastructure
+		// machine template (a template need not, below).
+		noRef := newControlPlane(ns.Name, "noref")
+		noRef.Spec.MachineTemplate.InfrastructureRef = clusterv1.ContractVersionedObjectReference{}
+		err = c.Create(ctx, noRef)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		g.Expect(causes(err)).To(ConsistOf("spec.machineTemplate.infrastructureRef"))
+		g.Expect(err.Error()).To(ContainSubstring("name the infrastructure machine template"))
+
 		// Valid; replicas defaults to 3.
 		good := newControlPlane(ns.Name, "defaults")
 		g.Expect(c.Create(ctx, good)).To(Succeed())
@@ -219,6 +228,13 @@ func TestWebhooksInAPIServer(t *testing.T) {
 
 		tmpl.Spec.Template.Spec.Replicas = ptr.To[int32](3)
 		g.Expect(c.Create(ctx, tmpl)).To(Succeed())
+
+		// A template may leave the machine template to its ClusterClass.
+		noRef := &controlplanev1.OpenshiftAssistedControlPlaneTemplate{ObjectMeta: metav1.ObjectMeta{Name: "class-noref", Namespace: ns.Name}}
+		noRef.Spec.Template.Spec = newControlPlane(ns.Name, "class").Spec
+		noRef.Spec.Template.Spec.MachineTemplate = controlplanev1.OpenshiftAssistedControlPlaneMachineTemplate{}
+		g.Expect(c.Create(ctx, noRef)).To(Succeed())
+
 		// A template stays mutable: no transition rules.
 		base := tmpl.DeepCopy()
 		tmpl.Spec.Template.Spec.Config.BaseDomain = "example.org"

@@ -127,6 +127,14 @@ func testV1beta1(t *testing.T, c client.Client, ns string) {
 		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		g.Expect(err.Error()).To(ContainSubstring("spec.machineTemplate.spec.infrastructureRef.kind"))
 
+		// The schema's CEL rule, at v1beta1's path: a control plane names
+		// its infrastructure machine template.
+		noRef := newV1beta1ControlPlane(ns, "noref-beta")
+		noRef.Spec.MachineTemplate.Spec = controlplanev1beta1.OpenshiftAssistedControlPlaneMachineTemplateSpec{}
+		err = c.Create(ctx, noRef)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		g.Expect(causes(err)).To(ConsistOf("spec.machineTemplate.spec.infrastructureRef"))
+
 		// A template, the same way.
 		tmpl := &controlplanev1beta1.OpenshiftAssistedControlPlaneTemplate{ObjectMeta: metav1.ObjectMeta{Name: "class-beta", Namespace: ns}}
 		tmpl.Spec.Template.Spec = newV1beta1ControlPlane(ns, "class-beta").Spec
@@ -140,5 +148,20 @@ func testV1beta1(t *testing.T, c client.Client, ns string) {
 		hubT := &controlplanev1.OpenshiftAssistedControlPlaneTemplate{}
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(tmpl), hubT)).To(Succeed())
 		g.Expect(hubT.Spec.Template.Spec.MachineTemplate.InfrastructureRef).To(Equal(tmpl.Spec.Template.Spec.MachineTemplate.Spec.InfrastructureRef))
+
+		// A template without a machine template, as a ClusterClass's is
+		// (its topology sets the control plane's), stored and read back
+		// without one at either version.
+		noRefT := &controlplanev1beta1.OpenshiftAssistedControlPlaneTemplate{ObjectMeta: metav1.ObjectMeta{Name: "class-noref-beta", Namespace: ns}}
+		noRefT.Spec.Template.Spec = newV1beta1ControlPlane(ns, "class-noref-beta").Spec
+		noRefT.Spec.Template.Spec.MachineTemplate = controlplanev1beta1.OpenshiftAssistedControlPlaneMachineTemplate{}
+		g.Expect(c.Create(ctx, noRefT)).To(Succeed())
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(noRefT), hubT)).To(Succeed())
+		g.Expect(hubT.Spec.Template.Spec.MachineTemplate.InfrastructureRef.IsDefined()).To(BeFalse())
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(controlplanev1beta1.GroupVersion.WithKind("OpenshiftAssistedControlPlaneTemplate"))
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(noRefT), u)).To(Succeed())
+		_, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "template", "spec", "machineTemplate")
+		g.Expect(found).To(BeFalse(), "no machineTemplate written back: %v", u.Object["spec"])
 	})
 }

@@ -4,10 +4,10 @@
 //
 // The CRD schema does the checks that need neither code nor the status,
 // and holds through the scale subresource (which bypasses these webhooks):
-// types, enums, patterns, sizes, a required infrastructureRef with apiGroup,
-// kind and name, replicas of 1, 3, 4 or 5 (CEL), and, as CEL transition
-// rules of the control plane, an immutable base domain and cluster name and
-// replicas that never move between 1 and more. These webhooks add, with
+// types, enums, patterns, sizes, replicas of 1, 3, 4 or 5 (CEL), and, as
+// CEL rules of the control plane (not of its template): an infrastructureRef
+// with apiGroup, kind and name, an immutable base domain and cluster name,
+// and replicas that never move between 1 and more. These webhooks add, with
 // errors that name the field:
 //
 //   - the OpenShift version is one (4.14 or later), spec.version has the

@@ -68,9 +68,11 @@ type Suite struct {
 	StatusAdditions map[string][]Allowed
 	// StatusOmissions are the upstream's status fields we do not have.
 	StatusOmissions map[string][]Allowed
-	// ValidationDifferences are spec paths whose default, CEL rules or
-	// maxLength differ. Matched exactly, not with what is under them: a rule
-	// on spec says nothing about spec.config.
+	// ValidationDifferences are spec paths whose default, CEL rules,
+	// maxLength or required fields differ (a field required by a CEL rule
+	// rather than by the schema's required list, for example). Matched
+	// exactly, not with what is under them: a rule on spec says nothing
+	// about spec.config.
 	ValidationDifferences map[string][]Allowed
 	// NameDifferences are the CRD name lists ("shortNames", "categories")
 	// that differ. The upstream's entries must stay in ours regardless.
@@ -434,8 +436,8 @@ func (s *Suite) compareSchemas(d *differences, upstreamSchema, ourSchema *apiext
 			// enums, required fields and validation are ours to choose.
 			continue
 		}
-		if !slices.Equal(u.Required, o.Required) {
-			d.report("%s: required %s %v, ours %v", p, d.upstream, u.Required, o.Required)
+		if !slices.Equal(u.Required, o.Required) && !d.match("validationDifferences", s.ValidationDifferences[d.kind], p, true) {
+			d.report("%s: required %s %v, ours %v, and not in validationDifferences", p, d.upstream, u.Required, o.Required)
 		}
 		if u.ListType != o.ListType {
 			d.report("%s: x-kubernetes-list-type %s %q, ours %q", p, d.upstream, u.ListType, o.ListType)

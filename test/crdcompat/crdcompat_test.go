@@ -161,6 +161,20 @@ func TestValidationDifferencesMatchExactly(t *testing.T) {
 	wantProblems(t, compare(t, s, up, ours), "spec.label: validation", "validationDifferences entry spec matches")
 }
 
+// A required list that differs is reported unless validationDifferences
+// documents that path (exactly).
+func TestRequiredDifferences(t *testing.T) {
+	up := newCRD(t, `{"type": "object", "properties": {"spec": {"type": "object", "required": ["ref"], "properties": {
+		"ref": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}}}`)
+	ours := newCRD(t, `{"type": "object", "properties": {"spec": {"type": "object", "properties": {
+		"ref": {"type": "object", "properties": {"name": {"type": "string"}}}}}}}`)
+	wantProblems(t, compare(t, Suite{}, up, ours),
+		"spec: required UP [ref], ours [], and not in validationDifferences",
+		"spec.ref: required UP [name], ours [], and not in validationDifferences")
+	s := Suite{ValidationDifferences: map[string][]Allowed{"Widget": {{"spec", "r"}}}}
+	wantProblems(t, compare(t, s, up, ours), "spec.ref: required UP [name], ours []")
+}
+
 func TestSpecOnlyChecks(t *testing.T) {
 	// Required, list types, enums, minProperties and maxItems are compared
 	// in spec; in status only the type is.

@@ -17,9 +17,12 @@ type OpenshiftAssistedControlPlaneMachineTemplate struct {
 
 	// infrastructureRef is the infrastructure machine template (for
 	// example a Metal3MachineTemplate) each control-plane Machine's
-	// infrastructure machine is cloned from.
-	// +required
-	InfrastructureRef clusterv1.ContractVersionedObjectReference `json:"infrastructureRef"`
+	// infrastructure machine is cloned from. A control plane requires it
+	// (a rule on its spec); a control-plane template leaves it out, since
+	// a ClusterClass's topology sets it from the class's
+	// machineInfrastructure.
+	// +optional
+	InfrastructureRef clusterv1.ContractVersionedObjectReference `json:"infrastructureRef,omitempty,omitzero"`
 
 	// deletion contains configuration options for Machine deletion. It is
 	// applied to existing Machines too, without replacing them.
@@ -37,9 +40,10 @@ type OpenshiftAssistedControlPlaneSpec struct {
 	// +optional
 	Config OpenshiftAssistedControlPlaneConfigSpec `json:"config,omitempty"`
 
-	// machineTemplate is how control-plane Machines are made.
-	// +required
-	MachineTemplate OpenshiftAssistedControlPlaneMachineTemplate `json:"machineTemplate"`
+	// machineTemplate is how control-plane Machines are made. A control
+	// plane requires it, with its infrastructureRef (a rule on its spec).
+	// +optional
+	MachineTemplate OpenshiftAssistedControlPlaneMachineTemplate `json:"machineTemplate,omitempty,omitzero"`
 
 	// openshiftAssistedConfigSpec is the bootstrap configuration of every
 	// control-plane Machine (its OpenshiftAssistedConfig's spec).
@@ -343,14 +347,16 @@ type OpenshiftAssistedControlPlane struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is the desired control plane. The rules below are transition
-	// rules of the control plane only (not of its template, which stays
-	// mutable): the cluster's DNS names and its control-plane topology are
-	// fixed at creation. They live in the schema so that they hold through
-	// the scale subresource and without the webhook; what depends on the
-	// status (the installed version, the installation having started) is
-	// the webhook's.
+	// spec is the desired control plane. The rules below are the control
+	// plane's only, not its template's: it names its infrastructure machine
+	// template (which a template may leave to a ClusterClass); and, as
+	// transition rules (a template stays mutable), the cluster's DNS names
+	// and its control-plane topology are fixed at creation. They live in
+	// the schema so that they hold through the scale subresource and
+	// without the webhook; what depends on the status (the installed
+	// version, the installation having started) is the webhook's.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.machineTemplate) && has(self.machineTemplate.infrastructureRef)",message="name the infrastructure machine template (such as a Metal3MachineTemplate) that each control-plane Machine's infrastructure machine is cloned from",fieldPath=".machineTemplate.infrastructureRef",reason=FieldValueRequired
 	// +kubebuilder:validation:XValidation:rule="(has(self.config) && has(self.config.baseDomain) ? self.config.baseDomain : '') == (has(oldSelf.config) && has(oldSelf.config.baseDomain) ? oldSelf.config.baseDomain : '')",message="the base domain is part of the cluster's DNS names and cannot change",fieldPath=".config.baseDomain",reason=FieldValueForbidden
 	// +kubebuilder:validation:XValidation:rule="(has(self.config) && has(self.config.clusterName) ? self.config.clusterName : '') == (has(oldSelf.config) && has(oldSelf.config.clusterName) ? oldSelf.config.clusterName : '')",message="the cluster name is part of the cluster's DNS names and cannot change",fieldPath=".config.clusterName",reason=FieldValueForbidden
 	// +kubebuilder:validation:XValidation:rule="((has(self.replicas) ? self.replicas : 3) == 1) == ((has(oldSelf.replicas) ? oldSelf.replicas : 3) == 1)",message="a single-node control plane cannot become highly available, nor the other way round: replicas cannot change between 1 and more than 1",fieldPath=".replicas",reason=FieldValueForbidden
