@@ -122,7 +122,7 @@ func (m *CAPIManager) WaitForControllers(timeout time.Duration, controllers ...s
 			return nil
 		}
 		if err, exited := m.Exited(); exited {
-			return fmt.Errorf("the cluster-api manager exited (%v) before controllers %v started:\n%s", err, missing, m.LogTail())
+			return fmt.Errorf("the cluster-api manager exited (%w) before controllers %v started:\n%s", err, missing, m.LogTail())
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("controllers %v of the cluster-api manager did not start in %s:\n%s", missing, timeout, m.LogTail())
