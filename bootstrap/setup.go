@@ -18,6 +18,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/openshiftassistedconfig"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/ignition"
+	"github.com/ocp-capi/ocp-capi/bootstrap/internal/infra"
 	aiv1beta1 "github.com/ocp-capi/ocp-capi/internal/consumed/agentinstall/v1beta1"
 	bmhv1alpha1 "github.com/ocp-capi/ocp-capi/internal/consumed/baremetalhost/v1alpha1"
 	hivev1 "github.com/ocp-capi/ocp-capi/internal/consumed/hive/v1"
@@ -35,6 +36,11 @@ var AddToScheme = []func(*runtime.Scheme) error{
 	aiv1beta1.AddToScheme, hivev1.AddToScheme, hiveextv1beta1.AddToScheme,
 	bmhv1alpha1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
 }
+
+// CacheTrim is the manager's cache transform: of the infrastructure machines
+// read unstructured, the cache keeps only what the controllers read
+// (infra.TrimForCache).
+func CacheTrim(obj any) (any, error) { return infra.TrimForCache(obj) }
 
 // Options are the bootstrap-manager's own settings.
 type Options struct {

@@ -83,6 +83,21 @@ func Controllers(o *Options) []manager.Controller {
 	}}
 }
 
+// CacheByObject narrows the manager's cache: of the OpenshiftAssistedConfigs
+// it holds only the control planes' own, labelled with their name when they
+// are made, for those are the only ones the controller reads. A management
+// cluster's worker configs, as many as its workers, stay out of its memory
+// (docs/reliability.md, Scale).
+func CacheByObject() (map[client.Object]cache.ByObject, error) {
+	req, err := labels.NewRequirement(clusterv1.MachineControlPlaneNameLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	return map[client.Object]cache.ByObject{
+		&bootstrapv1.OpenshiftAssistedConfig{}: {Label: labels.NewSelector().Add(*req)},
+	}, nil
+}
+
 // secretCache is a cache of Secrets; GetCache files it with the manager's
 // caches, which start and sync before the controllers.
 type secretCache struct{ cache.Cache }
@@ -104,6 +119,8 @@ func NewSecretCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 		Scheme:     mgr.GetScheme(),
 		Mapper:     mgr.GetRESTMapper(),
 		ByObject:   map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)}},
+		// As in the manager's own cache: no controller reads managedFields.
+		DefaultTransform: cache.TransformStripManagedFields(),
 	}
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}

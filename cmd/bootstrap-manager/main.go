@@ -21,5 +21,7 @@ func main() {
 		// Infrastructure machines and templates are read unstructured, at
 		// every pass: from the cache, not the API server.
 		CacheUnstructured: true,
+		// Of the infrastructure machines, the cache keeps what is read.
+		CacheTrim: bootstrap.CacheTrim,
 	})
 }

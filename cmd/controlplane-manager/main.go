@@ -21,5 +21,6 @@ func main() {
 		// Infrastructure machines and templates are read unstructured, at
 		// every pass: from the cache, not the API server.
 		CacheUnstructured: true,
+		CacheByObject:     controlplane.CacheByObject,
 	})
 }

@@ -61,6 +61,15 @@ type Spec struct {
 	// CacheUnstructured makes the client read unstructured objects from the
 	// cache, as it reads typed ones (CacheUnstructured).
 	CacheUnstructured bool
+	// CacheTrim, when set, runs on every object the cache stores, after
+	// managedFields are stripped: a manager keeps of an object only the
+	// fields it reads (docs/reliability.md, Scale). It must keep every
+	// field the manager's readers use, and the manager must write such
+	// objects only by patches made from them.
+	CacheTrim func(obj any) (any, error)
+	// CacheByObject narrows the cache of some kinds, e.g. to the objects
+	// with a label (optional).
+	CacheByObject func() (map[client.Object]cache.ByObject, error)
 }
 
 // CacheUnstructured makes a manager's client read unstructured objects
@@ -175,7 +184,11 @@ func run(ctx context.Context, spec Spec, args []string, stdout, stderr io.Writer
 		}
 	}
 
-	mgr, err := ctrl.NewManager(restConfig, managerOptions(spec, cfg, scheme))
+	opts, err := managerOptions(spec, cfg, scheme)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(restConfig, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -240,7 +253,7 @@ func loadRESTConfig(path string) (*rest.Config, error) {
 // CVE-2023-39325).
 func disableHTTP2(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
 
-func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) ctrl.Options {
+func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) (ctrl.Options, error) {
 	metrics := metricsserver.Options{
 		BindAddress:   cfg.MetricsBindAddress,
 		SecureServing: cfg.MetricsSecure,
@@ -275,7 +288,7 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) ctrl.Options
 			SyncPeriod:        &syncPeriod,
 			// managedFields are about half of a cached object's JSON and no
 			// controller reads them; the cache keeps objects without.
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: cacheTransform(spec.CacheTrim),
 		},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    cfg.WebhookPort,
@@ -287,7 +300,29 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) ctrl.Options
 	if spec.CacheUnstructured {
 		CacheUnstructured(&opts)
 	}
-	return opts
+	if spec.CacheByObject != nil {
+		byObject, err := spec.CacheByObject()
+		if err != nil {
+			return opts, fmt.Errorf("narrowing the cache: %w", err)
+		}
+		opts.Cache.ByObject = byObject
+	}
+	return opts, nil
+}
+
+// cacheTransform strips managedFields, then applies trim, if any.
+func cacheTransform(trim func(any) (any, error)) func(any) (any, error) {
+	strip := cache.TransformStripManagedFields()
+	if trim == nil {
+		return strip
+	}
+	return func(obj any) (any, error) {
+		obj, err := strip(obj)
+		if err != nil {
+			return obj, err
+		}
+		return trim(obj)
+	}
 }
 
 func leaderElectionID(spec Spec) string { return spec.Name + "-leader-election" }

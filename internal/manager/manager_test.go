@@ -1,12 +1,17 @@
 package manager
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestManagerOptions(t *testing.T) {
@@ -26,7 +31,10 @@ func TestManagerOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := managerOptions(testSpec(), cfg, runtime.NewScheme())
+			opts, err := managerOptions(testSpec(), cfg, runtime.NewScheme())
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			var gotNS []string
 			for ns := range opts.Cache.DefaultNamespaces {
@@ -72,12 +80,51 @@ func TestCacheUnstructured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts := managerOptions(testSpec(), cfg, runtime.NewScheme()); opts.Client.Cache != nil && opts.Client.Cache.Unstructured {
+	if opts, _ := managerOptions(testSpec(), cfg, runtime.NewScheme()); opts.Client.Cache != nil && opts.Client.Cache.Unstructured {
 		t.Error("unstructured reads cached without CacheUnstructured")
 	}
 	spec := testSpec()
 	spec.CacheUnstructured = true
-	if opts := managerOptions(spec, cfg, runtime.NewScheme()); opts.Client.Cache == nil || !opts.Client.Cache.Unstructured {
+	if opts, _ := managerOptions(spec, cfg, runtime.NewScheme()); opts.Client.Cache == nil || !opts.Client.Cache.Unstructured {
 		t.Error("CacheUnstructured: unstructured reads not cached")
+	}
+}
+
+// TestCacheTrimAndByObject: a manager's trim runs after managedFields are
+// stripped, and its narrowing reaches the cache options; an error making it
+// is the manager's.
+func TestCacheTrimAndByObject(t *testing.T) {
+	cfg, _, err := parseFlags(testSpec(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec()
+	spec.CacheTrim = func(obj any) (any, error) {
+		cm := obj.(*corev1.ConfigMap)
+		if cm.ManagedFields != nil {
+			t.Error("the trim ran before managedFields were stripped")
+		}
+		cm.Data = nil
+		return cm, nil
+	}
+	spec.CacheByObject = func() (map[client.Object]cache.ByObject, error) {
+		return map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: labels.Everything()}}, nil
+	}
+	opts, err := managerOptions(spec, cfg, runtime.NewScheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}, Data: map[string]string{"k": "v"}}
+	got, err := opts.Cache.DefaultTransform(obj)
+	if err != nil || got.(*corev1.ConfigMap).Data != nil || got.(*corev1.ConfigMap).ManagedFields != nil {
+		t.Errorf("transform = %v, %v; want no data and no managedFields", got, err)
+	}
+	if len(opts.Cache.ByObject) != 1 {
+		t.Errorf("ByObject = %v, want the spec's", opts.Cache.ByObject)
+	}
+	spec.CacheByObject = func() (map[client.Object]cache.ByObject, error) { return nil, errors.New("bad selector") }
+	if _, err := managerOptions(spec, cfg, runtime.NewScheme()); err == nil || !strings.Contains(err.Error(), "bad selector") {
+		t.Errorf("err = %v, want the narrowing's error", err)
 	}
 }

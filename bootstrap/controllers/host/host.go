@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/external"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1alpha1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1alpha1"
-	infrav1 "github.com/ocp-capi/ocp-capi/api/infrastructure/v1beta2"
 	"github.com/ocp-capi/ocp-capi/bootstrap/controllers/index"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/agentspec"
 	"github.com/ocp-capi/ocp-capi/bootstrap/internal/infra"
@@ -64,17 +64,16 @@ func Of(ctx context.Context, c client.Reader, obj *unstructured.Unstructured) (*
 		h.Vars[assisted.VarMetal3Namespace] = bmh.Namespace
 		h.Labels = map[string]string{agentspec.Metal3UUIDLabel: uid}
 	case infra.IsOpenStackMachine(gk):
-		osm := &infrav1.OpenStackMachine{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), osm); err != nil {
-			return nil, fmt.Errorf("getting OpenStackMachine %s: %w", obj.GetName(), err)
-		}
-		h.Vars[assisted.VarName] = osm.Name
-		id := ptr.Deref(osm.Status.InstanceID, "")
+		// Read from obj itself, at the version it was read (CAPO's v1beta1
+		// and v1beta2 name both fields alike): a typed read would make the
+		// manager cache every OpenStackMachine a second time.
+		h.Vars[assisted.VarName] = obj.GetName()
+		id, _, _ := unstructured.NestedString(obj.Object, "status", "instanceID")
 		if id == "" {
 			return nil, fmt.Errorf("%w: the OpenStackMachine has no instanceID", ErrHostUnknown)
 		}
 		h.Vars[assisted.VarUUID] = id
-		h.ProviderID = osm.Spec.ProviderID
+		h.ProviderID, _, _ = unstructured.NestedString(obj.Object, "spec", "providerID")
 		if h.ProviderID == "" {
 			h.ProviderID = "openstack:///" + id
 		}
@@ -151,14 +150,17 @@ func machinesForMAC(ctx context.Context, c client.Reader, kinds index.Kinds, nam
 					osmName = r.Name
 				}
 			}
-			osm := &infrav1.OpenStackMachine{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: osmName}, osm); err != nil {
+			// At the version the OpenshiftAssistedConfig controller reads it
+			// (the CRD's contract label): the same cache, not a second one.
+			osm, err := external.GetObjectFromContractVersionedRef(ctx, c, clusterv1.ContractVersionedObjectReference{
+				APIGroup: infra.Group, Kind: infra.OpenStackMachineKind, Name: osmName}, namespace)
+			if err != nil {
 				if client.IgnoreNotFound(err) == nil {
 					continue
 				}
 				return nil, fmt.Errorf("getting OpenStackMachine %s: %w", osmName, err)
 			}
-			if m := ownerMachine(osm.OwnerReferences); m != "" {
+			if m := ownerMachine(osm.GetOwnerReferences()); m != "" {
 				out = append(out, m)
 			}
 		}

@@ -141,3 +141,45 @@ func ClonedFrom(obj *unstructured.Unstructured) (schema.GroupKind, string, bool)
 	}
 	return gk, name, true
 }
+
+// TrimForCache is the bootstrap manager's cache transform (manager.Spec
+// CacheTrim). Of an infrastructure machine read unstructured (a
+// Metal3Machine, an OpenStackMachine) the cache keeps its identity and
+// metadata and only the fields this provider reads: a Metal3Machine's image
+// (Metal3Image, ResolveBootMode), and an OpenStackMachine's spec.providerID and
+// status.instanceID (the host's identity). A manager that watches a
+// cluster's every machine holds no more of each than that
+// (docs/reliability.md, Scale). The one write to such a machine,
+// the live ISO, is a merge patch of what changed, so nothing trimmed is lost.
+// Any other object passes unchanged.
+func TrimForCache(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	gk := u.GroupVersionKind().GroupKind()
+	var keep [][]string
+	switch {
+	case IsMetal3Machine(gk):
+		keep = [][]string{imagePath(gk.Kind)}
+	case IsOpenStackMachine(gk):
+		keep = [][]string{{"spec", "providerID"}, {"status", "instanceID"}}
+	default:
+		return obj, nil
+	}
+	trimmed := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"]}
+	if md, ok := u.Object["metadata"]; ok {
+		trimmed["metadata"] = md
+	}
+	for _, path := range keep {
+		v, found, err := unstructured.NestedFieldNoCopy(u.Object, path...)
+		if err != nil || !found {
+			continue
+		}
+		if err := unstructured.SetNestedField(trimmed, v, path...); err != nil {
+			return obj, err
+		}
+	}
+	u.Object = trimmed
+	return u, nil
+}

@@ -1,11 +1,14 @@
 package infra
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
 )
@@ -125,4 +128,70 @@ func FuzzSetLiveISO(f *testing.F) {
 		_ = ResolveBootMode("", u)
 		_, _, _ = ClonedFrom(u)
 	})
+}
+
+// TestTrimForCache: the cache keeps of an infrastructure machine what the
+// provider reads, and every read and the live-ISO patch give on the trimmed
+// machine what they give on the whole one.
+func TestTrimForCache(t *testing.T) {
+	g := NewWithT(t)
+	meta := map[string]any{"name": "m-0", "namespace": "ns", "resourceVersion": "7",
+		"annotations": map[string]any{Metal3HostAnnotation: "ns/host-0",
+			clusterv1.TemplateClonedFromNameAnnotation: "tmpl", clusterv1.TemplateClonedFromGroupKindAnnotation: "Metal3MachineTemplate." + Group},
+		"ownerReferences": []any{map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "name": "m-0", "uid": "u"}}}
+	for _, version := range []string{"v1beta1", "v1beta2"} {
+		format := formatField(Group + "/" + version)
+		whole := obj(Group+"/"+version, Metal3MachineKind, map[string]any{"metadata": meta,
+			"spec": map[string]any{"image": map[string]any{"url": "https://rhcos.qcow2", format: "qcow2", "checksum": "abc"},
+				"hostSelector": map[string]any{"matchLabels": map[string]any{"rack": "1"}}, "providerID": "metal3://x"},
+			"status": map[string]any{"ready": true, "addresses": []any{map[string]any{"type": "InternalIP", "address": "10.0.0.1"}}}})
+		got, err := TrimForCache(whole.DeepCopy())
+		g.Expect(err).NotTo(HaveOccurred())
+		trimmed := got.(*unstructured.Unstructured)
+		g.Expect(trimmed.Object).To(Equal(map[string]any{"apiVersion": Group + "/" + version, "kind": Metal3MachineKind, "metadata": meta,
+			"spec": map[string]any{"image": map[string]any{"url": "https://rhcos.qcow2", format: "qcow2", "checksum": "abc"}}}), version)
+		g.Expect(ResolveBootMode("", trimmed)).To(Equal(ResolveBootMode("", whole)))
+		gk, name, ok := ClonedFrom(trimmed)
+		g.Expect([]any{gk.Kind, name, ok}).To(Equal([]any{Metal3MachineTemplateKind, "tmpl", true}))
+
+		// The live ISO is written as a merge patch of what changed: the same
+		// patch from the trimmed machine as from the whole one, so the
+		// fields the cache dropped are not touched.
+		patchOf := func(m *unstructured.Unstructured) string {
+			base := m.DeepCopy()
+			changed, err := SetLiveISO(m, "https://iso")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			data, err := client.MergeFrom(base).Data(m)
+			g.Expect(err).NotTo(HaveOccurred())
+			return string(data)
+		}
+		g.Expect(patchOf(trimmed)).To(Equal(patchOf(whole.DeepCopy())), version)
+	}
+
+	osm := obj(Group+"/v1beta2", OpenStackMachineKind, map[string]any{"metadata": meta,
+		"spec":   map[string]any{"providerID": "openstack:///id-1", "flavor": map[string]any{"filter": map[string]any{"name": "m1.small"}}},
+		"status": map[string]any{"instanceID": "id-1", "addresses": []any{"x"}, "conditions": []any{"y"}}})
+	got, err := TrimForCache(osm)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.(*unstructured.Unstructured).Object).To(Equal(map[string]any{"apiVersion": Group + "/v1beta2", "kind": OpenStackMachineKind,
+		"metadata": meta, "spec": map[string]any{"providerID": "openstack:///id-1"}, "status": map[string]any{"instanceID": "id-1"}}))
+	bare := obj(Group+"/v1beta1", OpenStackMachineKind, nil)
+	got, err = TrimForCache(bare)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.(*unstructured.Unstructured).Object).To(Equal(map[string]any{"apiVersion": Group + "/v1beta1", "kind": OpenStackMachineKind}),
+		"a machine without the fields stays without them")
+
+	// Templates, other kinds and typed objects pass unchanged.
+	for _, o := range []any{
+		obj(Group+"/v1beta2", Metal3MachineTemplateKind, map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"x": "y"}}}}),
+		obj(Group+"/v1beta2", "AWSMachine", map[string]any{"spec": map[string]any{"x": "y"}}),
+		obj("example.com/v1", OpenStackMachineKind, map[string]any{"spec": map[string]any{"x": "y"}}),
+		&bootstrapv1.OpenshiftAssistedConfig{},
+	} {
+		before := fmt.Sprint(o)
+		got, err := TrimForCache(o)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(fmt.Sprint(got)).To(Equal(before))
+	}
 }
