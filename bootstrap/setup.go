@@ -37,10 +37,10 @@ var AddToScheme = []func(*runtime.Scheme) error{
 	bmhv1alpha1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
 }
 
-// CacheTrim is the manager's cache transform: of the infrastructure machines
-// read unstructured, the cache keeps only what the controllers read
-// (infra.TrimForCache).
-func CacheTrim(obj any) (any, error) { return infra.TrimForCache(obj) }
+// Cache is the manager's cache: infrastructure machines and templates are
+// read unstructured, at every pass, from the cache; of the machines it
+// keeps only what the controllers read (infra.TrimForCache).
+var Cache = manager.Cache{Unstructured: true, Trim: infra.TrimForCache}
 
 // Options are the bootstrap-manager's own settings.
 type Options struct {

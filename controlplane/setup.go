@@ -83,12 +83,17 @@ func Controllers(o *Options) []manager.Controller {
 	}}
 }
 
-// CacheByObject narrows the manager's cache: of the OpenshiftAssistedConfigs
-// it holds only the control planes' own, labelled with their name when they
-// are made, for those are the only ones the controller reads. A management
-// cluster's worker configs, as many as its workers, stay out of its memory
+// Cache is the manager's cache: infrastructure machines and templates are
+// read unstructured, at every pass, from the cache; of the
+// OpenshiftAssistedConfigs it holds only the control planes' own (cacheByObject).
+var Cache = manager.Cache{Unstructured: true, ByObject: cacheByObject}
+
+// cacheByObject narrows the cache: of the OpenshiftAssistedConfigs it holds
+// only the control planes' own, labelled with their name when they are
+// made, the only ones the controller reads. A management cluster's worker
+// configs, as many as its workers, stay out of its memory
 // (docs/reliability.md, Scale).
-func CacheByObject() (map[client.Object]cache.ByObject, error) {
+func cacheByObject() (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(clusterv1.MachineControlPlaneNameLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, err

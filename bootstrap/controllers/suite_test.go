@@ -118,12 +118,13 @@ func run(m *testing.M) int {
 	return env.Guard.Finish(code)
 }
 
-// newManager builds a manager whose writes pass the loop guard; it reads
-// unstructured objects from its cache, as the bootstrap-manager's Spec
-// says (cmd/bootstrap-manager).
+// newManager builds a manager whose writes pass the loop guard; its cache
+// is the bootstrap-manager's (bootstrap.Cache).
 func newManager(cfg *rest.Config) (ctrl.Manager, error) {
 	opts := env.ManagerOptions()
-	manager.CacheUnstructured(&opts)
+	if err := manager.ApplyCache(&opts, bootstrap.Cache); err != nil {
+		return nil, err
+	}
 	return ctrl.NewManager(env.Guard.WrapConfig(cfg), opts)
 }
 

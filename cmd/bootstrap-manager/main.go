@@ -18,10 +18,6 @@ func main() {
 		Controllers: bootstrap.Controllers(opts),
 		Webhooks:    webhooks.SetupWebhooks,
 		ExtraFlags:  opts.AddFlags,
-		// Infrastructure machines and templates are read unstructured, at
-		// every pass: from the cache, not the API server.
-		CacheUnstructured: true,
-		// Of the infrastructure machines, the cache keeps what is read.
-		CacheTrim: bootstrap.CacheTrim,
+		Cache:       bootstrap.Cache,
 	})
 }

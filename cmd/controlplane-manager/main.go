@@ -18,9 +18,6 @@ func main() {
 		Controllers: controlplane.Controllers(opts),
 		Webhooks:    webhooks.SetupWebhooks,
 		ExtraFlags:  opts.AddFlags,
-		// Infrastructure machines and templates are read unstructured, at
-		// every pass: from the cache, not the API server.
-		CacheUnstructured: true,
-		CacheByObject:     controlplane.CacheByObject,
+		Cache:       controlplane.Cache,
 	})
 }

@@ -139,12 +139,14 @@ func run(m *testing.M) int {
 	return env.Guard.Finish(code)
 }
 
-// newManager builds a manager of our providers, an audited one with the
-// user agent agent when auditing; its writes pass the loop guard.
-func newManager(cfg *rest.Config, agent string) (ctrl.Manager, error) {
+// newManager builds a manager of one of our providers, with the provider's
+// cache (as its binary has it), an audited one with the user agent agent
+// when auditing; its writes pass the loop guard.
+func newManager(cfg *rest.Config, agent string, c manager.Cache) (ctrl.Manager, error) {
 	opts := env.ManagerOptions()
-	// As the managers' Spec.CacheUnstructured (cmd).
-	manager.CacheUnstructured(&opts)
+	if err := manager.ApplyCache(&opts, c); err != nil {
+		return nil, err
+	}
 	cfg = audit.Manager(cfg, agent, &opts)
 	return ctrl.NewManager(env.Guard.WrapConfig(cfg), opts)
 }
@@ -153,7 +155,7 @@ func newManager(cfg *rest.Config, agent string) (ctrl.Manager, error) {
 // controlplane-manager does (10 workers, the watch filter) and returns a
 // function that stops the manager and waits for it.
 func startControlPlane(ctx context.Context, cfg *rest.Config, filter string) (func(), error) {
-	mgr, err := newManager(cfg, controlPlaneAgent)
+	mgr, err := newManager(cfg, controlPlaneAgent, controlplane.Cache)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +171,7 @@ func startControlPlane(ctx context.Context, cfg *rest.Config, filter string) (fu
 
 // startBootstrap runs the bootstrap provider, trusting the simulator's CA.
 func startBootstrap(ctx context.Context, cfg *rest.Config) (func(), error) {
-	mgr, err := newManager(cfg, bootstrapAgent)
+	mgr, err := newManager(cfg, bootstrapAgent, bootstrap.Cache)
 	if err != nil {
 		return nil, err
 	}

@@ -58,26 +58,55 @@ type Spec struct {
 	// ExtraFlags adds flags of this manager only (optional). Bind them to
 	// variables that the Setup functions read.
 	ExtraFlags func(fs *pflag.FlagSet)
-	// CacheUnstructured makes the client read unstructured objects from the
-	// cache, as it reads typed ones (CacheUnstructured).
-	CacheUnstructured bool
-	// CacheTrim, when set, runs on every object the cache stores, after
-	// managedFields are stripped: a manager keeps of an object only the
-	// fields it reads (docs/reliability.md, Scale). It must keep every
-	// field the manager's readers use, and the manager must write such
-	// objects only by patches made from them.
-	CacheTrim func(obj any) (any, error)
-	// CacheByObject narrows the cache of some kinds, e.g. to the objects
-	// with a label (optional).
-	CacheByObject func() (map[client.Object]cache.ByObject, error)
+	// Cache is how the manager's cache differs from the default (optional).
+	Cache Cache
 }
 
-// CacheUnstructured makes a manager's client read unstructured objects
-// from its cache; by default it reads them from the API server. The
-// informer of a kind starts on its first read and stays, so the manager
-// needs list and watch on every kind it reads unstructured.
-func CacheUnstructured(o *ctrl.Options) {
-	o.Client.Cache = &client.CacheOptions{Unstructured: true}
+// Cache is how a manager's cache and client differ from controller-runtime's
+// defaults. Every manager's cache drops managedFields, which no controller
+// reads and which are about half of an object's JSON.
+type Cache struct {
+	// Unstructured makes the client read unstructured objects from the
+	// cache, as it reads typed ones; by default it reads them from the API
+	// server. The informer of a kind starts on its first read and stays, so
+	// the manager needs list and watch on every kind it reads unstructured.
+	Unstructured bool
+	// Trim, when set, runs on every object the cache stores, after
+	// managedFields are stripped: a manager keeps of an object only the
+	// fields it reads (docs/reliability.md, Scale). It must keep every field
+	// the manager's readers use, and the manager must write such objects
+	// only by patches made from them.
+	Trim func(obj any) (any, error)
+	// ByObject narrows the cache of some kinds, e.g. to the objects with a
+	// label.
+	ByObject func() (map[client.Object]cache.ByObject, error)
+}
+
+// ApplyCache sets c on o, as a manager binary does; tests that build a
+// provider's manager call it with the provider's Cache.
+func ApplyCache(o *ctrl.Options, c Cache) error {
+	strip := cache.TransformStripManagedFields()
+	o.Cache.DefaultTransform = strip
+	if c.Trim != nil {
+		o.Cache.DefaultTransform = func(obj any) (any, error) {
+			obj, err := strip(obj)
+			if err != nil {
+				return obj, err
+			}
+			return c.Trim(obj)
+		}
+	}
+	if c.Unstructured {
+		o.Client.Cache = &client.CacheOptions{Unstructured: true}
+	}
+	if c.ByObject != nil {
+		byObject, err := c.ByObject()
+		if err != nil {
+			return fmt.Errorf("narrowing the cache: %w", err)
+		}
+		o.Cache.ByObject = byObject
+	}
+	return nil
 }
 
 // Controller is one reconciler of a manager.
@@ -286,9 +315,6 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) (ctrl.Option
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces,
 			SyncPeriod:        &syncPeriod,
-			// managedFields are about half of a cached object's JSON and no
-			// controller reads them; the cache keeps objects without.
-			DefaultTransform: cacheTransform(spec.CacheTrim),
 		},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    cfg.WebhookPort,
@@ -297,32 +323,7 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) (ctrl.Option
 		}),
 		GracefulShutdownTimeout: &gracefulShutdown,
 	}
-	if spec.CacheUnstructured {
-		CacheUnstructured(&opts)
-	}
-	if spec.CacheByObject != nil {
-		byObject, err := spec.CacheByObject()
-		if err != nil {
-			return opts, fmt.Errorf("narrowing the cache: %w", err)
-		}
-		opts.Cache.ByObject = byObject
-	}
-	return opts, nil
-}
-
-// cacheTransform strips managedFields, then applies trim, if any.
-func cacheTransform(trim func(any) (any, error)) func(any) (any, error) {
-	strip := cache.TransformStripManagedFields()
-	if trim == nil {
-		return strip
-	}
-	return func(obj any) (any, error) {
-		obj, err := strip(obj)
-		if err != nil {
-			return obj, err
-		}
-		return trim(obj)
-	}
+	return opts, ApplyCache(&opts, spec.Cache)
 }
 
 func leaderElectionID(spec Spec) string { return spec.Name + "-leader-election" }

@@ -81,12 +81,12 @@ func TestCacheUnstructured(t *testing.T) {
 		t.Fatal(err)
 	}
 	if opts, _ := managerOptions(testSpec(), cfg, runtime.NewScheme()); opts.Client.Cache != nil && opts.Client.Cache.Unstructured {
-		t.Error("unstructured reads cached without CacheUnstructured")
+		t.Error("unstructured reads cached without Cache.Unstructured")
 	}
 	spec := testSpec()
-	spec.CacheUnstructured = true
+	spec.Cache.Unstructured = true
 	if opts, _ := managerOptions(spec, cfg, runtime.NewScheme()); opts.Client.Cache == nil || !opts.Client.Cache.Unstructured {
-		t.Error("CacheUnstructured: unstructured reads not cached")
+		t.Error("Cache.Unstructured: unstructured reads not cached")
 	}
 }
 
@@ -99,7 +99,7 @@ func TestCacheTrimAndByObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := testSpec()
-	spec.CacheTrim = func(obj any) (any, error) {
+	spec.Cache.Trim = func(obj any) (any, error) {
 		cm := obj.(*corev1.ConfigMap)
 		if cm.ManagedFields != nil {
 			t.Error("the trim ran before managedFields were stripped")
@@ -107,7 +107,7 @@ func TestCacheTrimAndByObject(t *testing.T) {
 		cm.Data = nil
 		return cm, nil
 	}
-	spec.CacheByObject = func() (map[client.Object]cache.ByObject, error) {
+	spec.Cache.ByObject = func() (map[client.Object]cache.ByObject, error) {
 		return map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: labels.Everything()}}, nil
 	}
 	opts, err := managerOptions(spec, cfg, runtime.NewScheme())
@@ -123,7 +123,7 @@ func TestCacheTrimAndByObject(t *testing.T) {
 	if len(opts.Cache.ByObject) != 1 {
 		t.Errorf("ByObject = %v, want the spec's", opts.Cache.ByObject)
 	}
-	spec.CacheByObject = func() (map[client.Object]cache.ByObject, error) { return nil, errors.New("bad selector") }
+	spec.Cache.ByObject = func() (map[client.Object]cache.ByObject, error) { return nil, errors.New("bad selector") }
 	if _, err := managerOptions(spec, cfg, runtime.NewScheme()); err == nil || !strings.Contains(err.Error(), "bad selector") {
 		t.Errorf("err = %v, want the narrowing's error", err)
 	}
