@@ -80,12 +80,20 @@ func TestCacheUnstructured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts, _ := managerOptions(testSpec(), cfg, runtime.NewScheme()); opts.Client.Cache != nil && opts.Client.Cache.Unstructured {
+	opts, err := managerOptions(testSpec(), cfg, runtime.NewScheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Client.Cache != nil && opts.Client.Cache.Unstructured {
 		t.Error("unstructured reads cached without Cache.Unstructured")
 	}
 	spec := testSpec()
 	spec.Cache.Unstructured = true
-	if opts, _ := managerOptions(spec, cfg, runtime.NewScheme()); opts.Client.Cache == nil || !opts.Client.Cache.Unstructured {
+	opts, err = managerOptions(spec, cfg, runtime.NewScheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Client.Cache == nil || !opts.Client.Cache.Unstructured {
 		t.Error("Cache.Unstructured: unstructured reads not cached")
 	}
 }

@@ -142,8 +142,8 @@ func ClonedFrom(obj *unstructured.Unstructured) (schema.GroupKind, string, bool)
 	return gk, name, true
 }
 
-// TrimForCache is the bootstrap manager's cache transform (manager.Spec
-// CacheTrim). Of an infrastructure machine read unstructured (a
+// TrimForCache is the bootstrap manager's cache transform (manager.Cache
+// Trim). Of an infrastructure machine read unstructured (a
 // Metal3Machine, an OpenStackMachine) the cache keeps its identity and
 // metadata and only the fields this provider reads: a Metal3Machine's image
 // (Metal3Image, ResolveBootMode), and an OpenStackMachine's spec.providerID and
