@@ -27,6 +27,8 @@ type Config struct {
 	MetricsBindAddress     string
 	MetricsSecure          bool
 	HealthProbeBindAddress string
+	// ProfilerAddress serves net/http/pprof; empty disables it.
+	ProfilerAddress string
 
 	LeaderElect             bool
 	LeaseDuration           time.Duration
@@ -100,6 +102,8 @@ func newFlagSet(spec Spec, cfg *Config, concurrency map[string]*int, goFlags *fl
 		"Serve metrics over HTTPS, allowing only requests whose bearer token the API server authenticates and authorizes for GET /metrics. Set to false to serve plain HTTP for local debugging.")
 	fs.StringVar(&cfg.HealthProbeBindAddress, "health-probe-bind-address", ":9440",
 		`Address (host:port) of the health probes /healthz and /readyz. "0" disables them.`)
+	fs.StringVar(&cfg.ProfilerAddress, "profiler-address", "",
+		"Address (host:port) of the Go profiler /debug/pprof/, served without authentication: bind it to localhost. Empty disables it.")
 
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", false,
 		"Enable leader election, so that only one replica of this manager reconciles at a time.")
@@ -213,6 +217,11 @@ func (c *Config) validate() error {
 	}
 	if err := validateAddress("health-probe-bind-address", c.HealthProbeBindAddress); err != nil {
 		return err
+	}
+	if c.ProfilerAddress != "" {
+		if err := validateAddress("profiler-address", c.ProfilerAddress); err != nil {
+			return err
+		}
 	}
 	for _, d := range []struct {
 		flag  string

@@ -58,7 +58,7 @@ func TestParseFlags(t *testing.T) {
 			args: []string{
 				"--kubeconfig=/tmp/kc",
 				"--metrics-bind-address=127.0.0.1:8080", "--metrics-secure=false",
-				"--health-probe-bind-address", "127.0.0.1:9000",
+				"--health-probe-bind-address", "127.0.0.1:9000", "--profiler-address=localhost:6060",
 				"--leader-elect", "--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s",
 				"--leader-elect-retry-period=5s", "--leader-election-namespace=capi-system",
 				"--namespace=foo", "--watch-filter=team-a", "--sync-period=1h",
@@ -70,6 +70,7 @@ func TestParseFlags(t *testing.T) {
 				c.Kubeconfig = "/tmp/kc"
 				c.MetricsBindAddress, c.MetricsSecure = "127.0.0.1:8080", false
 				c.HealthProbeBindAddress = "127.0.0.1:9000"
+				c.ProfilerAddress = "localhost:6060"
 				c.LeaderElect, c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = true, 30*time.Second, 20*time.Second, 5*time.Second
 				c.LeaderElectionNamespace = "capi-system"
 				c.Namespace, c.WatchFilter, c.SyncPeriod = "foo", "team-a", time.Hour
@@ -128,6 +129,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		{"bad watch filter", []string{"--watch-filter=not a label"}, "--watch-filter"},
 		{"metrics address without port", []string{"--metrics-bind-address=localhost"}, "--metrics-bind-address"},
 		{"health address with bad port", []string{"--health-probe-bind-address=:http"}, "--health-probe-bind-address"},
+		{"profiler address without port", []string{"--profiler-address=localhost"}, "--profiler-address"},
 		{"webhook port out of range", []string{"--webhook-port=70000"}, "--webhook-port"},
 		{"empty webhook cert dir", []string{"--webhook-cert-dir="}, "--webhook-cert-dir"},
 		{"bool given a word", []string{"--leader-elect=maybe"}, "--leader-elect"},
@@ -155,7 +157,7 @@ func TestHelp(t *testing.T) {
 		text := usage(Spec{Name: "test-manager", Description: "Test manager."}, fs)
 		for _, want := range []string{
 			"Test manager.", "Usage:\n  test-manager [flags]",
-			"--kubeconfig", "--metrics-bind-address", "--metrics-secure", "--health-probe-bind-address",
+			"--kubeconfig", "--metrics-bind-address", "--metrics-secure", "--health-probe-bind-address", "--profiler-address",
 			"--leader-elect ", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 			"--leader-elect-retry-period", "--leader-election-namespace", "--namespace", "--watch-filter",
 			"cluster.x-k8s.io/watch-filter", "--sync-period", "--openstackmachine-concurrency", "--openstackcluster-concurrency",

@@ -20,8 +20,10 @@ func TestManagerOptions(t *testing.T) {
 		args           []string
 		wantNamespaces []string // nil: all namespaces
 		wantFilter     bool
+		wantPprof      string
 	}{
 		{name: "defaults", wantFilter: true},
+		{name: "profiler", args: []string{"--profiler-address=localhost:6060"}, wantFilter: true, wantPprof: "localhost:6060"},
 		{name: "one namespace", args: []string{"--namespace=foo"}, wantNamespaces: []string{"foo"}, wantFilter: true},
 		{name: "plain http metrics", args: []string{"--metrics-secure=false"}, wantFilter: false},
 	}
@@ -48,6 +50,9 @@ func TestManagerOptions(t *testing.T) {
 			}
 			if opts.Metrics.SecureServing != tt.wantFilter {
 				t.Errorf("SecureServing = %v, want %v", opts.Metrics.SecureServing, tt.wantFilter)
+			}
+			if opts.PprofBindAddress != tt.wantPprof {
+				t.Errorf("PprofBindAddress = %q, want %q (off unless asked for)", opts.PprofBindAddress, tt.wantPprof)
 			}
 			if opts.LeaderElectionID != "test-manager-leader-election" {
 				t.Errorf("LeaderElectionID = %q", opts.LeaderElectionID)

@@ -2,6 +2,9 @@ package envtest
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -44,8 +47,25 @@ func RunManager(ctx context.Context, mgr ctrl.Manager) (stop func() error) {
 		once.Do(func() {
 			cancel()
 			err = <-done
+			if err != nil && strings.Contains(err.Error(), "grace period") {
+				// The runnables that did not end are still running:
+				// their stacks say which one hangs.
+				err = fmt.Errorf("%w\ngoroutines still running:\n%s", err, allStacks())
+			}
 		})
 		return err
+	}
+}
+
+// allStacks is every goroutine's stack.
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 

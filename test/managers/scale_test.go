@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,11 +20,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ocp-capi/ocp-capi/test/envtest"
 )
 
 // scaleEnv turns TestScaleMemory on (make bench-scale); its value, when a
 // number, is the count of objects of each kind.
 const scaleEnv = "OCP_CAPI_SCALE"
+
+// scaleProfileEnv, when set to a directory, makes TestScaleMemory save each
+// settled manager's heap profile there as <manager>.heap.pprof, read from
+// its --profiler-address (go tool pprof -sample_index=inuse_space).
+const scaleProfileEnv = "OCP_CAPI_SCALE_PROFILE"
 
 // TestScaleMemory measures each manager's resident memory with many objects
 // of the kinds it watches: in one namespace, N (default 10,000) of each of
@@ -61,7 +70,18 @@ func TestScaleMemory(t *testing.T) {
 			// The default client rate (20/s) would take minutes to write
 			// the first status of 10,000 objects; the figure is the memory
 			// once that is done.
-			p := start(t, name, "--kube-api-qps=500", "--kube-api-burst=1000")
+			args := []string{"--kube-api-qps=500", "--kube-api-burst=1000"}
+			profileDir := os.Getenv(scaleProfileEnv)
+			var profilerAddr string
+			if profileDir != "" {
+				ports, err := envtest.FreePorts(1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				profilerAddr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+				args = append(args, "--profiler-address="+profilerAddr)
+			}
+			p := start(t, name, args...)
 			begin := time.Now()
 			p.waitReady(t)
 			ready := time.Since(begin)
@@ -70,6 +90,9 @@ func TestScaleMemory(t *testing.T) {
 			heap := p.metric(t, "go_memstats_heap_inuse_bytes")
 			t.Logf("SCALE %s: ready after %s, settled after %s (%d reconciles): VmRSS %d MiB, VmHWM %d MiB, Go heap in use %d MiB",
 				name, ready.Round(time.Second), time.Since(begin).Round(time.Second), reconciles, rss>>20, hwm>>20, int64(heap)>>20)
+			if profileDir != "" {
+				saveHeapProfile(t, profilerAddr, filepath.Join(profileDir, name+".heap.pprof"))
+			}
 			p.stop(t)
 		})
 	}
@@ -269,6 +292,19 @@ func (p *process) metricErr(name string) (float64, error) {
 		sum += v
 	}
 	return sum, nil
+}
+
+// saveHeapProfile writes the heap profile served at addr to path.
+func saveHeapProfile(t *testing.T, addr, path string) {
+	t.Helper()
+	code, _, body, err := get("http://"+addr+"/debug/pprof/heap", "")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET /debug/pprof/heap: %d %v", code, err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("heap profile: %s", path)
 }
 
 // memory is a process's VmRSS and VmHWM in bytes.
