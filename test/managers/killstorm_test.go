@@ -137,7 +137,7 @@ func TestKillStormBootstrapControlPlane(t *testing.T) {
 		seed = n
 	}
 	rng := rand.New(rand.NewSource(seed))
-	t.Logf("kill storm: seed %d (OCP_CAPI_TEST_SEED replays the kill times), load %s", seed, loadAverage())
+	t.Logf("kill storm: seed %d (OCP_CAPI_TEST_SEED replays the kill times), load %s", seed, chaos.LoadAverage())
 	s := newStormStage(t, stepDelay)
 
 	st := &killStats{steps: chaos.Steps{}, byManager: map[string]int{}}
@@ -725,7 +725,7 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.together, st.createKills, st.delKills, target),
 		Objects: fmt.Sprintf("%d rounds, each: 1 cluster through the assisted-service simulator, 3 control-plane Machines + a MachineDeployment of 2 workers", st.rounds),
 		Converge: fmt.Sprintf("after the last kill: all Available in %s, all gone in %s",
-			spread(st.createConverge), spread(st.delGone)),
+			chaos.Spread(st.createConverge), chaos.Spread(st.delGone)),
 		Duplicates: st.duplicates,
 		Leftovers:  st.leftovers,
 		Result:     result,
@@ -735,16 +735,6 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 		t.Error(err)
 	}
 	t.Logf("KILL STORM ROW: %+v", row)
-}
-
-// spread is "median (max)" of ds, or "-" without any.
-func spread(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "-"
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return fmt.Sprintf("%s median (max %s)", s[len(s)/2].Round(100*time.Millisecond), s[len(s)-1].Round(100*time.Millisecond))
 }
 
 // ---- the managers under test, and their stand-ins ----
@@ -877,24 +867,5 @@ func (p *stormProcess) stop(t *testing.T) {
 }
 
 func (p *stormProcess) tail() string {
-	data, _ := os.ReadFile(p.log)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// loadAverage is the first three fields of /proc/loadavg: other work on
-// the machine skews the wall times, so the logs say how busy it was.
-func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return chaos.Tail(p.log, 30)
 }

@@ -50,7 +50,7 @@ func TestAPIServerFaults(t *testing.T) {
 	RegisterTestingT(t)
 	needCloud(t)
 	seed := testSeed(t)
-	t.Logf("API-server faults: seed %d (OCP_CAPI_TEST_SEED replays the proxy's choices), load %s", seed, loadAverage())
+	t.Logf("API-server faults: seed %d (OCP_CAPI_TEST_SEED replays the proxy's choices), load %s", seed, chaos.LoadAverage())
 	bin := buildManager(t)
 
 	ap, err := chaos.NewAPIProxy(env.Config, seed)

@@ -46,6 +46,7 @@ import (
 	"github.com/ocp-capi/ocp-capi/internal/manager"
 	osprovider "github.com/ocp-capi/ocp-capi/internal/openstack"
 	"github.com/ocp-capi/ocp-capi/internal/openstack/cloud/clients"
+	"github.com/ocp-capi/ocp-capi/test/chaos"
 	"github.com/ocp-capi/ocp-capi/test/openstackproxy"
 )
 
@@ -105,7 +106,7 @@ func benchmarkProvision(b *testing.B, n int, kind managerKind) {
 		b.StopTimer()
 		total += elapsed
 		calls += proxy.CountFunc(func(openstackproxy.Call) bool { return true })
-		b.Logf("%d machine(s) provisioned in %s (load average %s); OpenStack calls:\n%s", n, elapsed.Round(time.Millisecond), loadAverage(), proxy.Summary())
+		b.Logf("%d machine(s) provisioned in %s (load average %s); OpenStack calls:\n%s", n, elapsed.Round(time.Millisecond), chaos.LoadAverage(), proxy.Summary())
 		if n == 1 {
 			b.Logf("call sequence, create to provisioned:\n%s", callSequence(proxy.Calls()))
 		}
@@ -472,26 +473,7 @@ func (m *subprocessManager) stop(b testing.TB) {
 }
 
 func (m *subprocessManager) tail() string {
-	data, _ := os.ReadFile(m.log)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// loadAverage is the first three fields of /proc/loadavg: other work on
-// the machine skews the wall times, so the logs say how busy it was.
-func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return chaos.Tail(m.log, 30)
 }
 
 // freeLocalAddress is a loopback address with a port nothing listens on.

@@ -83,7 +83,7 @@ func TestKillStorm(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	t.Logf("kill storm: seed %d (OCP_CAPI_TEST_SEED replays the kill times), load %s", seed, loadAverage())
+	t.Logf("kill storm: seed %d (OCP_CAPI_TEST_SEED replays the kill times), load %s", seed, chaos.LoadAverage())
 	bin := buildManager(t)
 
 	st := &killStats{steps: chaos.Steps{}}
@@ -497,7 +497,7 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 			st.kills, st.createKills, st.delKills, target),
 		Objects: fmt.Sprintf("%d rounds, each: 1 cluster (managed network, load balancer, bastion), 3 control-plane + 2 worker machines, 1 server with 2 volumes", st.rounds),
 		Converge: fmt.Sprintf("after the last kill: all Ready in %s, all gone in %s",
-			spread(st.createConverge), spread(st.delGone)),
+			chaos.Spread(st.createConverge), chaos.Spread(st.delGone)),
 		Duplicates: st.duplicates,
 		Leftovers:  st.leftovers,
 		Result:     result,
@@ -507,16 +507,6 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 		t.Error(err)
 	}
 	t.Logf("KILL STORM ROW: %+v", row)
-}
-
-// spread is "median (max)" of ds, or "-" without any.
-func spread(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "-"
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return fmt.Sprintf("%s median (max %s)", s[len(s)/2].Round(time.Second), s[len(s)-1].Round(time.Second))
 }
 
 func kubeconfigOf(t *testing.T) []byte {
