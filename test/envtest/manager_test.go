@@ -72,7 +72,7 @@ func TestRunManagerShowsTheHang(t *testing.T) {
 			t.Errorf("the error lacks %q:\n%.2000s", want, err)
 		}
 	}
-	if again := stop(); again != err {
+	if again := stop(); !errors.Is(again, err) {
 		t.Errorf("a second stop returned %v, want the first error", again)
 	}
 }

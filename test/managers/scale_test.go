@@ -90,6 +90,7 @@ func TestScaleMemory(t *testing.T) {
 			heap := p.metric(t, "go_memstats_heap_inuse_bytes")
 			t.Logf("SCALE %s: ready after %s, settled after %s (%d reconciles): VmRSS %d MiB, VmHWM %d MiB, Go heap in use %d MiB",
 				name, ready.Round(time.Second), time.Since(begin).Round(time.Second), reconciles, rss>>20, hwm>>20, int64(heap)>>20)
+			t.Logf("SCALE %s: %s", name, p.memoryBreakdown(t))
 			if profileDir != "" {
 				saveHeapProfile(t, profilerAddr, filepath.Join(profileDir, name+".heap.pprof"))
 			}
@@ -310,29 +311,52 @@ func saveHeapProfile(t *testing.T, addr, path string) {
 // memory is a process's VmRSS and VmHWM in bytes.
 func memory(t *testing.T, pid int) (rss, hwm int64) {
 	t.Helper()
+	m := procStatus(t, pid)
+	rss, hwm = m["VmRSS"], m["VmHWM"]
+	if rss == 0 || hwm == 0 {
+		t.Fatalf("no VmRSS or VmHWM in /proc/%d/status", pid)
+	}
+	return rss, hwm
+}
+
+// procStatus is the sizes (fields in kB) of /proc/<pid>/status, in bytes.
+func procStatus(t *testing.T, pid int) map[string]int64 {
+	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	out := map[string]int64{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		if !ok || !strings.HasSuffix(v, " kB") {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
 			t.Fatalf("%s: %q: %v", k, v, err)
 		}
-		if k == "VmRSS" {
-			rss = kb << 10
-		} else {
-			hwm = kb << 10
-		}
+		out[k] = kb << 10
 	}
-	if rss == 0 || hwm == 0 {
-		t.Fatalf("no VmRSS or VmHWM in /proc/%d/status", pid)
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
-	return rss, hwm
+	return out
+}
+
+// memoryBreakdown says where a settled manager's resident memory is: the
+// binary and other files mapped (RssFile) against its own memory
+// (RssAnon), and of the Go runtime's, the heap in use, the heap freed but
+// not yet given back to the system, and the goroutine stacks.
+func (p *process) memoryBreakdown(t *testing.T) string {
+	t.Helper()
+	st := procStatus(t, p.cmd.Process.Pid)
+	mib := func(v float64) int64 { return int64(v) >> 20 }
+	idle, released := p.metric(t, "go_memstats_heap_idle_bytes"), p.metric(t, "go_memstats_heap_released_bytes")
+	return fmt.Sprintf("RssAnon %d MiB, RssFile %d MiB; Go heap: in use %d MiB, freed and not released %d MiB, alloc %d MiB; stacks %d MiB; Go sys %d MiB",
+		st["RssAnon"]>>20, st["RssFile"]>>20,
+		mib(p.metric(t, "go_memstats_heap_inuse_bytes")), mib(idle-released), mib(p.metric(t, "go_memstats_heap_alloc_bytes")),
+		mib(p.metric(t, "go_memstats_stack_inuse_bytes")), mib(p.metric(t, "go_memstats_sys_bytes")))
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/ocp-capi/ocp-capi/api/bootstrap/v1alpha2"
+	controlplanev1 "github.com/ocp-capi/ocp-capi/api/controlplane/v1alpha3"
 )
 
 // machineSet is what the control plane has made: its Machines, and the
@@ -33,10 +34,29 @@ type machineSet struct {
 	infra map[string]*metav1.PartialObjectMetadata
 }
 
+// machineControllerIndex indexes the cached Machines by the name of the
+// OpenshiftAssistedControlPlane that controls them: a pass then reads its
+// own few Machines, where a label selector alone walks every Machine of
+// the namespace (docs/reliability.md, Scale).
+const machineControllerIndex = "openshiftassistedcontrolplane.controller"
+
+// machineController is the index function of machineControllerIndex.
+func machineController(o client.Object) []string {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil || ref.Kind != kind {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != controlplanev1.GroupVersion.Group {
+		return nil
+	}
+	return []string{ref.Name}
+}
+
 // controlPlaneMachines lists the Machines the control plane controls.
 func (r *Reconciler) controlPlaneMachines(ctx context.Context, s *scope) ([]*clusterv1.Machine, error) {
 	list := &clusterv1.MachineList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(s.oacp.Namespace),
+		client.MatchingFields{machineControllerIndex: s.oacp.Name},
 		client.MatchingLabels{clusterv1.MachineControlPlaneNameLabel: controlPlaneNameLabel(s.oacp.Name)}); err != nil {
 		return nil, err
 	}

@@ -38,6 +38,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	r.checks = &checkTimes{}
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &controlplanev1.OpenshiftAssistedControlPlane{},
 		handler.OnlyControllerOwner())
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1.Machine{}, machineControllerIndex, machineController); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&controlplanev1.OpenshiftAssistedControlPlane{},
 			builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue), skeleton.NotStatusOnly())).
