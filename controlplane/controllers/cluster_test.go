@@ -84,6 +84,9 @@ func newCluster(t testing.TB, o clusterOpts) *testCluster {
 		if errs := reconcileErrorsIn(tc.ns); len(errs) > 0 && !t.Failed() {
 			t.Errorf("reconcile errors in %s:\n  %v", tc.ns, errs)
 		}
+		if t.Failed() {
+			tc.dumpBinding()
+		}
 	})
 	tc.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: tc.ns},
 		Data: map[string][]byte{".dockerconfigjson": []byte(`{"auths":{}}`)}, Type: corev1.SecretTypeDockerConfigJson})
@@ -362,6 +365,31 @@ func (tc *testCluster) agents() []aiv1beta1.Agent {
 	list := &aiv1beta1.AgentList{}
 	tc.g.Expect(k8s.List(tc.ctx, list, client.InNamespace(tc.ns))).To(Succeed())
 	return list.Items
+}
+
+// dumpBinding logs, for a failed test, what binds Agents to Machines: each
+// Agent's config label, approval and state; each config's Agent and
+// conditions; each Metal3Machine's host annotation and owner.
+func (tc *testCluster) dumpBinding() {
+	agents := &aiv1beta1.AgentList{}
+	configs := &bootstrapv1.OpenshiftAssistedConfigList{}
+	m3ms := &unstructured.UnstructuredList{}
+	m3ms.SetGroupVersionKind(infraGV.WithKind("Metal3MachineList"))
+	for _, l := range []client.ObjectList{agents, configs, m3ms} {
+		if err := k8s.List(tc.ctx, l, client.InNamespace(tc.ns)); err != nil {
+			tc.t.Logf("dump: listing %T: %v", l, err)
+		}
+	}
+	for _, a := range agents.Items {
+		tc.t.Logf("dump: Agent %s: config %q, approved %v, state %q, MACs %v", a.Name, a.Labels[bootstrapv1.ConfigLabel],
+			a.Spec.Approved, a.Status.DebugInfo.State, a.Status.Inventory.Interfaces)
+	}
+	for _, c := range configs.Items {
+		tc.t.Logf("dump: config %s: agentRef %v, infraEnvRef %v, conditions %v", c.Name, c.Status.AgentRef, c.Status.InfraEnvRef, c.Status.Conditions)
+	}
+	for _, m := range m3ms.Items {
+		tc.t.Logf("dump: Metal3Machine %s: annotations %v, owners %v", m.GetName(), m.GetAnnotations(), m.GetOwnerReferences())
+	}
 }
 
 // agentOf is the Agent of the Machine (config) name; nil if none.
