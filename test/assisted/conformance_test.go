@@ -917,6 +917,25 @@ func TestReadyWaitsForAgents(t *testing.T) {
 	}
 }
 
+// TestReadyWithPreparingHostsRecovers: a ready cluster whose hosts are
+// preparing (its own move to preparing-for-installation was lost: the
+// Agents were written, the AgentClusterInstall was not) does not wait for
+// ever on "pending on the approval": the hosts are known again, as
+// upstream's host refresh has it, and the installation starts.
+func TestReadyWithPreparingHostsRecovers(t *testing.T) {
+	for _, preparing := range []string{HostPreparingForInstallation, HostPreparingSuccessful} {
+		t.Run(preparing, func(t *testing.T) {
+			f := base()
+			f.hosts = hostsIn(3, preparing, "")
+			states := run(t, hiveextv1beta1.StateReady, &f, hiveextv1beta1.StateInstalling, nil)
+			want := []string{hiveextv1beta1.StateReady, hiveextv1beta1.StatePreparingForInstallation, hiveextv1beta1.StateInstalling}
+			if !slices.Equal(states, want) {
+				t.Errorf("states %v, want %v", states, want)
+			}
+		})
+	}
+}
+
 // run steps a cluster as install.go does (hosts move with the cluster's
 // next state, the ClusterDeployment is installed with the installed state,
 // prepared read back from the conditions written) and returns the states

@@ -354,6 +354,15 @@ func nextHost(clusterState string, h host) (string, aiv1beta1.HostStage) {
 			return HostKnown, ""
 		}
 		return HostDiscovering, ""
+	case h.state == HostPreparingForInstallation && clusterState != hiveextv1beta1.StatePreparingForInstallation,
+		h.state == HostPreparingSuccessful && clusterState != hiveextv1beta1.StatePreparingForInstallation &&
+			clusterState != hiveextv1beta1.StateInstalling:
+		// The cluster is not preparing (any more): its move to preparing
+		// was lost, or it was reset. The host is known again, and counts
+		// towards the requirements (docs/assisted-simulator.md, Host
+		// transitions); without this a ready cluster would wait for ever
+		// on hosts that are still preparing.
+		return HostKnown, ""
 	case clusterState == hiveextv1beta1.StateError:
 		switch h.state {
 		case HostInstalling, HostInstallingInProgress, HostInstalled:
