@@ -78,32 +78,38 @@ func Setup(ctx context.Context, mgr ctrl.Manager, log logr.Logger) (Kinds, error
 		return kinds, fmt.Errorf("indexing OpenshiftAssistedConfigs: %w", err)
 	}
 	if kinds.Metal3 {
-		if err := indexer.IndexField(ctx, &bmhv1alpha1.BareMetalHost{}, HostMAC, func(o client.Object) []string {
-			h, ok := o.(*bmhv1alpha1.BareMetalHost)
-			if !ok || h.Spec.BootMACAddress == "" {
-				return nil
-			}
-			return []string{NormalizeMAC(h.Spec.BootMACAddress)}
-		}); err != nil {
+		if err := indexer.IndexField(ctx, &bmhv1alpha1.BareMetalHost{}, HostMAC, HostBootMAC); err != nil {
 			return kinds, fmt.Errorf("indexing BareMetalHosts: %w", err)
 		}
 	}
 	if kinds.OpenStack {
-		if err := indexer.IndexField(ctx, &infrav1alpha1.OpenStackServer{}, HostMAC, func(o client.Object) []string {
-			s, ok := o.(*infrav1alpha1.OpenStackServer)
-			if !ok || s.Status.Resources == nil {
-				return nil
-			}
-			var out []string
-			for _, p := range s.Status.Resources.Ports {
-				if p.MACAddress != "" {
-					out = append(out, NormalizeMAC(p.MACAddress))
-				}
-			}
-			return out
-		}); err != nil {
+		if err := indexer.IndexField(ctx, &infrav1alpha1.OpenStackServer{}, HostMAC, ServerMACs); err != nil {
 			return kinds, fmt.Errorf("indexing OpenStackServers: %w", err)
 		}
 	}
 	return kinds, nil
+}
+
+// HostBootMAC is the HostMAC index of a BareMetalHost: its boot MAC.
+func HostBootMAC(o client.Object) []string {
+	h, ok := o.(*bmhv1alpha1.BareMetalHost)
+	if !ok || h.Spec.BootMACAddress == "" {
+		return nil
+	}
+	return []string{NormalizeMAC(h.Spec.BootMACAddress)}
+}
+
+// ServerMACs is the HostMAC index of an OpenStackServer: its ports' MACs.
+func ServerMACs(o client.Object) []string {
+	s, ok := o.(*infrav1alpha1.OpenStackServer)
+	if !ok || s.Status.Resources == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range s.Status.Resources.Ports {
+		if p.MACAddress != "" {
+			out = append(out, NormalizeMAC(p.MACAddress))
+		}
+	}
+	return out
 }
