@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,11 +87,9 @@ func TestScaleMemory(t *testing.T) {
 			p.waitReady(t)
 			ready := time.Since(begin)
 			reconciles := p.waitSettled(t, 30*time.Minute)
-			rss, hwm := memory(t, p.cmd.Process.Pid)
-			heap := p.metric(t, "go_memstats_heap_inuse_bytes")
-			t.Logf("SCALE %s: ready after %s, settled after %s (%d reconciles): VmRSS %d MiB, VmHWM %d MiB, Go heap in use %d MiB",
-				name, ready.Round(time.Second), time.Since(begin).Round(time.Second), reconciles, rss>>20, hwm>>20, int64(heap)>>20)
-			t.Logf("SCALE %s: %s", name, p.memoryBreakdown(t))
+			rss, hwm, breakdown := p.memory(t)
+			t.Logf("SCALE %s: ready after %s, settled after %s (%d reconciles): VmRSS %d MiB, VmHWM %d MiB, %s",
+				name, ready.Round(time.Second), time.Since(begin).Round(time.Second), reconciles, rss>>20, hwm>>20, breakdown)
 			if profileDir != "" {
 				saveHeapProfile(t, profilerAddr, filepath.Join(profileDir, name+".heap.pprof"))
 			}
@@ -234,11 +233,10 @@ func (p *process) waitSettled(t *testing.T, timeout time.Duration) int64 {
 	}
 	last, since := int64(-1), time.Now()
 	for {
-		total, err1 := p.metricErr("controller_runtime_reconcile_total")
-		depth, err2 := p.metricErr("workqueue_depth")
-		active, err3 := p.metricErr("controller_runtime_active_workers")
+		m, err := p.metricsErr("controller_runtime_reconcile_total", "workqueue_depth", "controller_runtime_active_workers")
+		total, depth, active := m["controller_runtime_reconcile_total"], m["workqueue_depth"], m["controller_runtime_active_workers"]
 		switch {
-		case err1 != nil || err2 != nil || err3 != nil:
+		case err != nil:
 			// A busy manager may answer late; ask again.
 			since = time.Now()
 		case int64(total) != last || depth > 0 || active > 0:
@@ -257,42 +255,45 @@ func (p *process) waitSettled(t *testing.T, timeout time.Duration) int64 {
 	}
 }
 
-// metric is the sum of a metric's samples on the manager's /metrics.
-func (p *process) metric(t *testing.T, name string) float64 {
+// metrics is the sum of each named metric's samples on the manager's
+// /metrics, from one scrape.
+func (p *process) metrics(t *testing.T, names ...string) map[string]float64 {
 	t.Helper()
-	var v float64
+	var m map[string]float64
 	var err error
 	for range 5 {
-		if v, err = p.metricErr(name); err == nil {
-			return v
+		if m, err = p.metricsErr(names...); err == nil {
+			return m
 		}
 		time.Sleep(2 * time.Second)
 	}
 	t.Fatal(err)
-	return 0
+	return nil
 }
 
-func (p *process) metricErr(name string) (float64, error) {
+func (p *process) metricsErr(names ...string) (map[string]float64, error) {
 	code, _, body, err := get("https://"+p.metricsAddr+"/metrics", readerToken)
 	if err != nil {
-		return 0, fmt.Errorf("GET /metrics: %w", err)
+		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
 	if code != 200 {
-		return 0, fmt.Errorf("GET /metrics: %d", code)
+		return nil, fmt.Errorf("GET /metrics: %d", code)
 	}
-	var sum float64
+	sums := make(map[string]float64, len(names))
 	for _, line := range strings.Split(body, "\n") {
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
 			continue
 		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			return 0, fmt.Errorf("metric line %q: %w", line, err)
+		if name, _, _ := strings.Cut(f[0], "{"); slices.Contains(names, name) {
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("metric line %q: %w", line, err)
+			}
+			sums[name] += v
 		}
-		sum += v
 	}
-	return sum, nil
+	return sums, nil
 }
 
 // saveHeapProfile writes the heap profile served at addr to path.
@@ -306,17 +307,6 @@ func saveHeapProfile(t *testing.T, addr, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("heap profile: %s", path)
-}
-
-// memory is a process's VmRSS and VmHWM in bytes.
-func memory(t *testing.T, pid int) (rss, hwm int64) {
-	t.Helper()
-	m := procStatus(t, pid)
-	rss, hwm = m["VmRSS"], m["VmHWM"]
-	if rss == 0 || hwm == 0 {
-		t.Fatalf("no VmRSS or VmHWM in /proc/%d/status", pid)
-	}
-	return rss, hwm
 }
 
 // procStatus is the sizes (fields in kB) of /proc/<pid>/status, in bytes.
@@ -346,17 +336,24 @@ func procStatus(t *testing.T, pid int) map[string]int64 {
 	return out
 }
 
-// memoryBreakdown says where a settled manager's resident memory is: the
-// binary and other files mapped (RssFile) against its own memory
-// (RssAnon), and of the Go runtime's, the heap in use, the heap freed but
-// not yet given back to the system, and the goroutine stacks.
-func (p *process) memoryBreakdown(t *testing.T) string {
+// memory is the settled manager's VmRSS and VmHWM in bytes, and where its
+// resident memory is: the binary and other files mapped (RssFile) against
+// its own memory (RssAnon), and of the Go runtime's, the heap in use, the
+// heap freed but not yet given back to the system, and the goroutine
+// stacks (one read of /proc and one scrape of /metrics).
+func (p *process) memory(t *testing.T) (rss, hwm int64, breakdown string) {
 	t.Helper()
 	st := procStatus(t, p.cmd.Process.Pid)
-	mib := func(v float64) int64 { return int64(v) >> 20 }
-	idle, released := p.metric(t, "go_memstats_heap_idle_bytes"), p.metric(t, "go_memstats_heap_released_bytes")
-	return fmt.Sprintf("RssAnon %d MiB, RssFile %d MiB; Go heap: in use %d MiB, freed and not released %d MiB, alloc %d MiB; stacks %d MiB; Go sys %d MiB",
-		st["RssAnon"]>>20, st["RssFile"]>>20,
-		mib(p.metric(t, "go_memstats_heap_inuse_bytes")), mib(idle-released), mib(p.metric(t, "go_memstats_heap_alloc_bytes")),
-		mib(p.metric(t, "go_memstats_stack_inuse_bytes")), mib(p.metric(t, "go_memstats_sys_bytes")))
+	rss, hwm = st["VmRSS"], st["VmHWM"]
+	if rss == 0 || hwm == 0 {
+		t.Fatalf("no VmRSS or VmHWM in /proc/%d/status", p.cmd.Process.Pid)
+	}
+	m := p.metrics(t, "go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes",
+		"go_memstats_heap_alloc_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes")
+	mib := func(name string) int64 { return int64(m[name]) >> 20 }
+	breakdown = fmt.Sprintf("Go heap in use %d MiB; RssAnon %d MiB, RssFile %d MiB; Go heap freed and not released %d MiB, alloc %d MiB; stacks %d MiB; Go sys %d MiB",
+		mib("go_memstats_heap_inuse_bytes"), st["RssAnon"]>>20, st["RssFile"]>>20,
+		int64(m["go_memstats_heap_idle_bytes"]-m["go_memstats_heap_released_bytes"])>>20,
+		mib("go_memstats_heap_alloc_bytes"), mib("go_memstats_stack_inuse_bytes"), mib("go_memstats_sys_bytes"))
+	return rss, hwm, breakdown
 }
