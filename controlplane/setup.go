@@ -65,6 +65,10 @@ func Controllers(o *Options) []manager.Controller {
 			if err != nil {
 				return err
 			}
+			workers, err := NewWorkerMachineCache(mgr, co.Namespace)
+			if err != nil {
+				return err
+			}
 			clients, err := workload.New()
 			if err != nil {
 				return err
@@ -73,6 +77,7 @@ func Controllers(o *Options) []manager.Controller {
 				Client:           mgr.GetClient(),
 				APIReader:        mgr.GetAPIReader(),
 				Secrets:          secrets,
+				WorkerMachines:   workers,
 				Recorder:         mgr.GetEventRecorder("openshiftassistedcontrolplane-controller"),
 				Workload:         clients,
 				Freshness:        freshness.New(),
@@ -85,29 +90,57 @@ func Controllers(o *Options) []manager.Controller {
 
 // Cache is the manager's cache: infrastructure machines and templates are
 // read unstructured, at every pass, from the cache; of the
-// OpenshiftAssistedConfigs it holds only the control planes' own (cacheByObject).
+// OpenshiftAssistedConfigs and Machines it holds only the control planes'
+// own (cacheByObject).
 var Cache = manager.Cache{Unstructured: true, ByObject: cacheByObject}
 
-// cacheByObject narrows the cache: of the OpenshiftAssistedConfigs it holds
-// only the control planes' own, labelled with their name when they are
-// made, the only ones the controller reads. A management cluster's worker
-// configs, as many as its workers, stay out of its memory
-// (docs/reliability.md, Scale).
+// cacheByObject narrows the cache: of the OpenshiftAssistedConfigs and the
+// Machines it holds only the control planes' own, labelled with their name
+// when they are made, the only ones the controller reads whole. A
+// management cluster's worker configs and Machines, as many as its
+// workers, stay out of its memory; of the worker Machines it keeps only
+// metadata (NewWorkerMachineCache; docs/reliability.md, Scale).
 func cacheByObject() (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(clusterv1.MachineControlPlaneNameLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, err
 	}
+	own := labels.NewSelector().Add(*req)
 	return map[client.Object]cache.ByObject{
-		&bootstrapv1.OpenshiftAssistedConfig{}: {Label: labels.NewSelector().Add(*req)},
+		&bootstrapv1.OpenshiftAssistedConfig{}: {Label: own},
+		&clusterv1.Machine{}:                   {Label: own},
 	}, nil
 }
 
-// secretCache is a cache of Secrets; GetCache files it with the manager's
-// caches, which start and sync before the controllers.
-type secretCache struct{ cache.Cache }
+// sideCache is a cache the manager's own does not cover; GetCache files it
+// with the manager's caches, which start and sync before the controllers.
+type sideCache struct{ cache.Cache }
 
-func (c secretCache) GetCache() cache.Cache { return c.Cache }
+func (c sideCache) GetCache() cache.Cache { return c.Cache }
+
+// newSideCache makes, and adds to the manager, a cache of the objects that
+// byObject selects (in namespace, or all when ""), transformed as the
+// manager's own cache is (manager.CacheTransform).
+func newSideCache(mgr ctrl.Manager, namespace string, byObject map[client.Object]cache.ByObject) (cache.Cache, error) {
+	opts := cache.Options{
+		HTTPClient:       mgr.GetHTTPClient(),
+		Scheme:           mgr.GetScheme(),
+		Mapper:           mgr.GetRESTMapper(),
+		ByObject:         byObject,
+		DefaultTransform: manager.CacheTransform(),
+	}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	c, err := cache.New(mgr.GetConfig(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(sideCache{c}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // NewSecretCache makes, and adds to the manager, a cache of the Secrets
 // labelled cluster.x-k8s.io/cluster-name (in namespace, or all when ""):
@@ -119,23 +152,29 @@ func NewSecretCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := cache.Options{
-		HTTPClient: mgr.GetHTTPClient(),
-		Scheme:     mgr.GetScheme(),
-		Mapper:     mgr.GetRESTMapper(),
-		ByObject:   map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)}},
-		// As in the manager's own cache: no controller reads managedFields.
-		DefaultTransform: cache.TransformStripManagedFields(),
-	}
-	if namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
-	}
-	c, err := cache.New(mgr.GetConfig(), opts)
+	c, err := newSideCache(mgr, namespace, map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)}})
 	if err != nil {
 		return nil, fmt.Errorf("making the Secrets cache: %w", err)
 	}
-	if err := mgr.Add(secretCache{c}); err != nil {
+	return c, nil
+}
+
+// NewWorkerMachineCache makes, and adds to the manager, a cache for the
+// metadata of the worker Machines, those without the
+// cluster.x-k8s.io/control-plane label (in namespace, or all when ""). The
+// control plane reads of a worker Machine only its name, labels and
+// deletion timestamp, to delete its cluster's workers first; the manager's
+// own cache holds only control-plane Machines (cacheByObject), so no
+// Machine is cached twice. The controller reads this cache only as
+// metav1.PartialObjectMetadata, so it holds no Machine's spec or status.
+func NewWorkerMachineCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
+	req, err := labels.NewRequirement(clusterv1.MachineControlPlaneLabel, selection.DoesNotExist, nil)
+	if err != nil {
 		return nil, err
+	}
+	c, err := newSideCache(mgr, namespace, map[client.Object]cache.ByObject{&clusterv1.Machine{}: {Label: labels.NewSelector().Add(*req)}})
+	if err != nil {
+		return nil, fmt.Errorf("making the worker Machines cache: %w", err)
 	}
 	return c, nil
 }

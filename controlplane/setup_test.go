@@ -10,10 +10,11 @@ import (
 	"github.com/ocp-capi/ocp-capi/controlplane"
 )
 
-// TestCacheHoldsControlPlaneConfigsOnly: the manager's cache holds the
-// configs labelled with a control plane's name, which it makes, and no
-// worker's config.
-func TestCacheHoldsControlPlaneConfigsOnly(t *testing.T) {
+// TestCacheHoldsControlPlaneObjectsOnly: the manager's cache holds the
+// configs and Machines labelled with a control plane's name, which it
+// makes, and no worker's config or Machine (the worker Machines' metadata
+// is in a cache of its own).
+func TestCacheHoldsControlPlaneObjectsOnly(t *testing.T) {
 	if !controlplane.Cache.Unstructured {
 		t.Error("infrastructure machines and templates are not read from the cache")
 	}
@@ -21,21 +22,27 @@ func TestCacheHoldsControlPlaneConfigsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(byObject) != 1 {
-		t.Fatalf("narrowed kinds = %d, want 1 (OpenshiftAssistedConfig)", len(byObject))
-	}
+	narrowed := map[string]bool{}
 	for obj, c := range byObject {
-		if _, ok := obj.(*bootstrapv1.OpenshiftAssistedConfig); !ok {
-			t.Errorf("narrowed kind %T, want OpenshiftAssistedConfig", obj)
+		switch obj.(type) {
+		case *bootstrapv1.OpenshiftAssistedConfig:
+			narrowed["OpenshiftAssistedConfig"] = true
+		case *clusterv1.Machine:
+			narrowed["Machine"] = true
+		default:
+			t.Errorf("narrowed kind %T, want OpenshiftAssistedConfig or Machine", obj)
 		}
 		if c.Label == nil {
 			t.Fatal("no label selector")
 		}
 		if !c.Label.Matches(labels.Set{clusterv1.MachineControlPlaneNameLabel: "cp", clusterv1.ClusterNameLabel: "c"}) {
-			t.Error("a control plane's config is not cached")
+			t.Errorf("a control plane's %T is not cached", obj)
 		}
 		if c.Label.Matches(labels.Set{clusterv1.ClusterNameLabel: "c"}) {
-			t.Error("a worker's config is cached")
+			t.Errorf("a worker's %T is cached", obj)
 		}
+	}
+	if !narrowed["OpenshiftAssistedConfig"] || !narrowed["Machine"] {
+		t.Errorf("narrowed kinds %v, want OpenshiftAssistedConfig and Machine", narrowed)
 	}
 }

@@ -63,8 +63,8 @@ type Spec struct {
 }
 
 // Cache is how a manager's cache and client differ from controller-runtime's
-// defaults. Every manager's cache drops managedFields, which no controller
-// reads and which are about half of an object's JSON.
+// defaults. Every manager's cache transforms what it stores with
+// CacheTransform (no managedFields, compacted).
 type Cache struct {
 	// Unstructured makes the client read unstructured objects from the
 	// cache, as it reads typed ones; by default it reads them from the API
@@ -72,7 +72,7 @@ type Cache struct {
 	// the manager needs list and watch on every kind it reads unstructured.
 	Unstructured bool
 	// Trim, when set, runs on every object the cache stores, after
-	// managedFields are stripped: a manager keeps of an object only the
+	// CacheTransform: a manager keeps of an object only the
 	// fields it reads (docs/reliability.md, Scale). It must keep every field
 	// the manager's readers use, and the manager must write such objects
 	// only by patches made from them.
@@ -85,11 +85,11 @@ type Cache struct {
 // ApplyCache sets c on o, as a manager binary does; tests that build a
 // provider's manager call it with the provider's Cache.
 func ApplyCache(o *ctrl.Options, c Cache) error {
-	strip := cache.TransformStripManagedFields()
-	o.Cache.DefaultTransform = strip
+	base := CacheTransform()
+	o.Cache.DefaultTransform = base
 	if c.Trim != nil {
 		o.Cache.DefaultTransform = func(obj any) (any, error) {
-			obj, err := strip(obj)
+			obj, err := base(obj)
 			if err != nil {
 				return obj, err
 			}

@@ -34,6 +34,13 @@ const scaleEnv = "OCP_CAPI_SCALE"
 // its --profiler-address (go tool pprof -sample_index=inuse_space).
 const scaleProfileEnv = "OCP_CAPI_SCALE_PROFILE"
 
+// scaleMachinesEnv, set to "control-plane", makes every CAPI Machine of
+// TestScaleMemory a control-plane Machine (labelled with a control plane's
+// name), which the control-plane manager caches whole: its worst case. By
+// default they are worker Machines, as most of a management cluster's are,
+// of which it caches only metadata.
+const scaleMachinesEnv = "OCP_CAPI_SCALE_MACHINES"
+
 // TestScaleMemory measures each manager's resident memory with many objects
 // of the kinds it watches: in one namespace, N (default 10,000) of each of
 // CAPI Machine, OpenStackMachine, OpenshiftAssistedConfig,
@@ -146,13 +153,26 @@ func createScaleObjects(ctx context.Context, t *testing.T, ns string, n int) int
 	}
 	filler := strings.Repeat("x", 1024)
 	var objs []func(i int) client.Object
+	controlPlaneMachines := false
+	switch v := os.Getenv(scaleMachinesEnv); v {
+	case "", "worker":
+	case "control-plane":
+		controlPlaneMachines = true
+	default:
+		t.Fatalf("%s=%q: want worker or control-plane", scaleMachinesEnv, v)
+	}
 	for _, k := range scaleKinds {
 		objs = append(objs, func(i int) client.Object {
 			u := &unstructured.Unstructured{Object: k.body(i)}
 			u.SetGroupVersionKind(k.gvk)
 			u.SetNamespace(ns)
 			u.SetName(fmt.Sprintf("m-%05d", i))
-			u.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": "scale"})
+			l := map[string]string{"cluster.x-k8s.io/cluster-name": "scale"}
+			if controlPlaneMachines && k.gvk.Group == "cluster.x-k8s.io" && k.gvk.Kind == "Machine" {
+				l["cluster.x-k8s.io/control-plane"] = ""
+				l["cluster.x-k8s.io/control-plane-name"] = u.GetName()
+			}
+			u.SetLabels(l)
 			return u
 		})
 	}

@@ -66,8 +66,12 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Secrets is a cache of the Secrets labelled cluster.x-k8s.io/cluster-name
 	// only: the manager does not cache every Secret of the cluster.
-	Secrets  cache.Cache
-	Recorder events.EventRecorder
+	Secrets cache.Cache
+	// WorkerMachines is a cache of every Machine's metadata, read only as
+	// metav1.PartialObjectMetadata: the client's cache holds the control
+	// planes' Machines only.
+	WorkerMachines cache.Cache
+	Recorder       events.EventRecorder
 	// Workload gives clients of the workload clusters (upgrades).
 	Workload *workload.Clients
 	// Freshness is the stale-cache guard: a cached control plane that our

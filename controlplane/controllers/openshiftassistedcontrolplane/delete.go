@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -125,20 +125,28 @@ func (r *Reconciler) deleteOwned(ctx context.Context, s *scope, key types.Namesp
 }
 
 // workerMachines names the cluster's Machines that are not control-plane
-// Machines.
+// Machines, from the metadata of every Machine (WorkerMachines).
 func (r *Reconciler) workerMachines(ctx context.Context, s *scope) ([]string, error) {
-	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(s.oacp.Namespace),
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("MachineList"))
+	if err := r.WorkerMachines.List(ctx, list, client.InNamespace(s.oacp.Namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: s.clusterName}); err != nil {
 		return nil, err
 	}
 	var out []string
 	for i := range list.Items {
-		if !util.IsControlPlaneMachine(&list.Items[i]) {
+		if !isControlPlaneMachine(&list.Items[i]) {
 			out = append(out, list.Items[i].Name)
 		}
 	}
 	return out, nil
+}
+
+// isControlPlaneMachine is CAPI's test of a control-plane Machine (its
+// cluster.x-k8s.io/control-plane label) on any object's metadata.
+func isControlPlaneMachine(o metav1.Object) bool {
+	_, ok := o.GetLabels()[clusterv1.MachineControlPlaneLabel]
+	return ok
 }
 
 // deleteOrphanImageSet deletes the ClusterImageSet of a control plane that

@@ -6,10 +6,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,8 +54,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			builder.WithPredicates(replicasChanged())).
 		Watches(&clusterv1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.clusterObjectToControlPlane),
 			builder.WithPredicates(replicasChanged())).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.clusterObjectToControlPlane),
-			builder.WithPredicates(workerGoing())).
+		WatchesRawSource(source.Kind(r.WorkerMachines, client.Object(workerMachineMetadata()),
+			handler.EnqueueRequestsFromMapFunc(r.clusterObjectToControlPlane), workerGoing())).
 		Watches(&hivev1.ClusterImageSet{}, handler.EnqueueRequestsFromMapFunc(imageSetToControlPlane)).
 		WatchesRawSource(source.Kind(r.Secrets, client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.secretToControlPlane))).
 		Complete(r)
@@ -104,10 +104,7 @@ func deletionOrOwnersChanged(o, n client.Object) bool {
 // workerGoing passes the deletion of worker Machines (a control plane being
 // deleted waits for them); control-plane Machines come through Owns.
 func workerGoing() predicate.Funcs {
-	isWorker := func(o client.Object) bool {
-		m, ok := o.(*clusterv1.Machine)
-		return ok && !util.IsControlPlaneMachine(m)
-	}
+	isWorker := func(o client.Object) bool { return !isControlPlaneMachine(o) }
 	return predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
@@ -118,7 +115,14 @@ func workerGoing() predicate.Funcs {
 	}
 }
 
-// clusterToControlPlane maps a Cluster to the control plane it refers to.
+// workerMachineMetadata is the object the worker Machines are watched and
+// listed as: metadata only.
+func workerMachineMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Machine"))
+	return m
+}
+
 func clusterToControlPlane(_ context.Context, o client.Object) []reconcile.Request {
 	c, ok := o.(*clusterv1.Cluster)
 	if !ok {
