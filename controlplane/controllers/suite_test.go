@@ -57,6 +57,12 @@ const watchValue = "controlplane-envtest"
 const (
 	wait = 90 * time.Second
 	tick = 50 * time.Millisecond
+	// installStep is the least time between two steps of an installation
+	// (the simulator's MinStepInterval; assisted-service's cluster monitor
+	// runs every 10 s, 1 s in its own subsystem tests). Without it an
+	// installation's every step, and every write of the control plane that
+	// follows it, falls within a few seconds.
+	installStep = 400 * time.Millisecond
 )
 
 // upgradePoll is the control-plane manager's --upgrade-poll-interval here:
@@ -101,7 +107,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	if sim, err = assisted.New(assisted.Options{}); err != nil {
+	if sim, err = assisted.New(assisted.Options{MinStepInterval: installStep}); err != nil {
 		fmt.Println("FAIL:", err)
 		return 1
 	}

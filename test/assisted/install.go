@@ -78,6 +78,9 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !aci.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	if wait := r.s.untilStep(req.NamespacedName); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	cd := &hivev1.ClusterDeployment{}
 	if err := r.c.Get(ctx, types.NamespacedName{Namespace: aci.Namespace, Name: aci.Spec.ClusterDeploymentRef.Name}, cd); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -132,8 +135,11 @@ func (r *installReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	// assisted-service polls; the simulator steps while something moves
 	// and otherwise waits for an Agent, the ClusterDeployment or a knob.
+	if next != state || moved {
+		r.s.recordStep(req.NamespacedName)
+	}
 	if (next != state || moved) && rule != ruleHeld && next != hiveextv1beta1.StateError {
-		return ctrl.Result{RequeueAfter: r.s.step()}, nil
+		return ctrl.Result{RequeueAfter: max(r.s.step(), r.s.untilStep(req.NamespacedName))}, nil
 	}
 	return ctrl.Result{}, nil
 }

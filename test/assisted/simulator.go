@@ -29,9 +29,17 @@ import (
 type Options struct {
 	// Addr is the HTTPS listen address (default 127.0.0.1:0).
 	Addr string
-	// StepDelay is the time an AgentClusterInstall spends in each state
-	// (default: none, one reconcile per state).
+	// StepDelay is how long an installation that moves waits for its next
+	// step when nothing else wakes it (default 1 ms). Its own writes wake
+	// it, so alone it does not slow an installation: MinStepInterval does.
 	StepDelay time.Duration
+	// MinStepInterval is the least time between two steps of one
+	// installation (default: none). assisted-service moves a cluster and
+	// its hosts on its monitor's timer and on the agents' reports, not on
+	// its own writes; without a minimum the simulator steps on every watch
+	// event its previous step caused, and an installation runs through
+	// all its states in well under a second.
+	MinStepInterval time.Duration
 	// Kubeconfig is written to the admin kubeconfig Secret (default: a
 	// placeholder that names the cluster).
 	Kubeconfig []byte
@@ -83,6 +91,8 @@ type Simulator struct {
 	cvoEvents       map[types.NamespacedName]chan event.GenericEvent
 	// deprovisioned records the finalizers removed, in order.
 	deprovisioned []string
+	// stepped is when each installation last took a step (MinStepInterval).
+	stepped map[types.NamespacedName]time.Time
 }
 
 type failure struct{ state, message string }
@@ -133,6 +143,7 @@ func New(opts Options) (*Simulator, error) {
 		infraEnvEvents: make(chan event.GenericEvent, 64),
 
 		failAt:          map[types.NamespacedName]failure{},
+		stepped:         map[types.NamespacedName]time.Time{},
 		kubeconfigs:     map[types.NamespacedName][]byte{},
 		workloads:       map[types.NamespacedName]*workloadCluster{},
 		upgradeFailures: map[types.NamespacedName]string{},
@@ -251,6 +262,31 @@ func (s *Simulator) Deprovisioned() []string {
 func (s *Simulator) recordDeprovision(kind string, key types.NamespacedName) {
 	s.mu.Lock()
 	s.deprovisioned = append(s.deprovisioned, kind+" "+key.String())
+	s.mu.Unlock()
+}
+
+// untilStep is how long the installation key must wait before its next
+// step (MinStepInterval); 0 when it may step now.
+func (s *Simulator) untilStep(key types.NamespacedName) time.Duration {
+	if s.opts.MinStepInterval <= 0 {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, ok := s.stepped[key]
+	if !ok {
+		return 0
+	}
+	return max(0, s.opts.MinStepInterval-time.Since(last))
+}
+
+// recordStep notes that the installation key took a step now.
+func (s *Simulator) recordStep(key types.NamespacedName) {
+	if s.opts.MinStepInterval <= 0 {
+		return
+	}
+	s.mu.Lock()
+	s.stepped[key] = time.Now()
 	s.mu.Unlock()
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -71,5 +72,32 @@ func TestServer(t *testing.T) {
 	}
 	if s.IgnitionFetches() != 1 {
 		t.Errorf("fetches %d, want 1", s.IgnitionFetches())
+	}
+}
+
+// TestMinStepInterval: an installation that took a step waits
+// MinStepInterval before the next; without the option, and for another
+// installation, nothing waits.
+func TestMinStepInterval(t *testing.T) {
+	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	s := &Simulator{opts: Options{MinStepInterval: time.Hour}, stepped: map[types.NamespacedName]time.Time{}}
+	if w := s.untilStep(a); w != 0 {
+		t.Errorf("before any step: wait %s, want 0", w)
+	}
+	s.recordStep(a)
+	if w := s.untilStep(a); w <= 59*time.Minute || w > time.Hour {
+		t.Errorf("after a step: wait %s, want just under 1h", w)
+	}
+	if w := s.untilStep(b); w != 0 {
+		t.Errorf("another installation: wait %s, want 0", w)
+	}
+	s.stepped[a] = time.Now().Add(-2 * time.Hour)
+	if w := s.untilStep(a); w != 0 {
+		t.Errorf("a step long ago: wait %s, want 0", w)
+	}
+	off := &Simulator{stepped: map[types.NamespacedName]time.Time{}}
+	off.recordStep(a)
+	if w := off.untilStep(a); w != 0 {
+		t.Errorf("without MinStepInterval: wait %s, want 0", w)
 	}
 }
