@@ -62,9 +62,11 @@ const (
 	createKillBase = time.Second
 	deleteKillBase = 300 * time.Millisecond
 	killWiden      = 250 * time.Millisecond
-	// stepDelay is the time the simulated installation spends in each
-	// state, so that kills land inside it.
-	stepDelay = 2 * time.Second
+	// installStep is the least time between two steps of the simulated
+	// installation (the simulator's MinStepInterval; assisted-service's
+	// own subsystem tests run its cluster monitor every 1 s), so that
+	// kills land inside its states.
+	installStep = time.Second
 	// convergeWait bounds every wait for convergence; reached only on
 	// failure.
 	convergeWait = 3 * time.Minute
@@ -138,7 +140,7 @@ func TestKillStormBootstrapControlPlane(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("kill storm: seed %d (OCP_CAPI_TEST_SEED replays the kill times), load %s", seed, chaos.LoadAverage())
-	s := newStormStage(t, stepDelay)
+	s := newStormStage(t)
 
 	st := &killStats{steps: chaos.Steps{}, byManager: map[string]int{}}
 	start := time.Now()
@@ -752,9 +754,9 @@ type stormStage struct {
 // controllers whose "Starting workers" says the manager is ready.
 var stormManagers = map[string]int{"bootstrap-manager": 2, "controlplane-manager": 1}
 
-// newStormStage starts the stand-ins (the simulator spends stepDelay in
-// each installation state); they stop with t.
-func newStormStage(t *testing.T, stepDelay time.Duration) *stormStage {
+// newStormStage starts the stand-ins (the simulator's installations take a
+// step at most every installStep); they stop with t.
+func newStormStage(t *testing.T) *stormStage {
 	t.Helper()
 	// The stand-ins' logs are not what the scenario looks at.
 	ctrl.SetLogger(logr.Discard())
@@ -764,7 +766,7 @@ func newStormStage(t *testing.T, stepDelay time.Duration) *stormStage {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	Expect(env.LabelMetal3CRDs(ctx)).To(Succeed())
-	sim, err := simulator.New(simulator.Options{StepDelay: stepDelay})
+	sim, err := simulator.New(simulator.Options{MinStepInterval: installStep})
 	Expect(err).NotTo(HaveOccurred())
 	capi := fakecapi.New(fakecapi.Options{MachineDeletion: true, Nodes: true})
 	stop, err := env.RunStandIns(ctx, sim.SetupWithManager, capi.SetupWithManager)
