@@ -38,7 +38,7 @@ type Options struct {
 	// its hosts on its monitor's timer and on the agents' reports, not on
 	// its own writes; without a minimum the simulator steps on every watch
 	// event its previous step caused, and an installation runs through
-	// all its states in well under a second.
+	// all its states in about half a second.
 	MinStepInterval time.Duration
 	// Kubeconfig is written to the admin kubeconfig Secret (default: a
 	// placeholder that names the cluster).
