@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -291,7 +290,7 @@ func managerOptions(spec Spec, cfg *Config, scheme *runtime.Scheme) (ctrl.Option
 		// Serve with a self-signed certificate; every request must carry a
 		// token that the API server authenticates (TokenReview) and that
 		// may get /metrics (SubjectAccessReview).
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metrics.FilterProvider = metricsAuth
 		metrics.TLSOpts = []func(*tls.Config){disableHTTP2}
 	}
 	var namespaces map[string]cache.Config
