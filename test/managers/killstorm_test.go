@@ -99,7 +99,10 @@ type killStats struct {
 	createKills, delKills int
 	byManager             map[string]int
 	// together counts the kills of both managers at once.
-	together                int
+	together int
+	// onChange counts the kills that waited for a change of stage
+	// (killPhase.stage) and saw it.
+	onChange                int
 	steps                   chaos.Steps
 	createConverge, delGone []time.Duration
 	duplicates, leftovers   int
@@ -172,6 +175,11 @@ type killPhase struct {
 	// doing (logged with each kill).
 	done  func() bool
 	steps func() []string
+	// stage names where the phase is, in short: half the kills wait for
+	// it to change and land right after, so that a step that lasts one
+	// pace of the simulator (installed, for one) is hit too, and not only
+	// the long ones that random moments favour.
+	stage func() string
 }
 
 // killDuring kills one of the managers or both (pickVictims) at a random
@@ -182,7 +190,16 @@ func killDuring(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, proc
 	t.Helper()
 	var last time.Time
 	for i := 0; i < p.kills && !p.done(); i++ {
-		time.Sleep(time.Duration(rng.Int63n(int64(p.window + time.Duration(i)*killWiden))))
+		wait := time.Duration(rng.Int63n(int64(p.window + time.Duration(i)*killWiden)))
+		how := "at a random moment"
+		if p.stage != nil && rng.Intn(2) == 0 {
+			how = "on a change of " + p.stage()
+			if waitForChange(p.stage, p.window+time.Duration(i)*killWiden) {
+				st.onChange++
+			}
+		} else {
+			time.Sleep(wait)
+		}
 		victims := pickVictims(rng)
 		if p.done() {
 			break
@@ -199,7 +216,7 @@ func killDuring(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, proc
 		last = time.Now()
 		steps := p.steps()
 		st.steps.Add(steps...)
-		t.Logf("round %d %s kill %d (%s): %s", st.rounds, p.name, i, strings.Join(victims, " and "), strings.Join(steps, "; "))
+		t.Logf("round %d %s kill %d (%s, %s): %s", st.rounds, p.name, i, strings.Join(victims, " and "), how, strings.Join(steps, "; "))
 		for _, name := range victims {
 			procs[name] = s.start(t, name)
 		}
@@ -208,6 +225,18 @@ func killDuring(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, proc
 		last = time.Now()
 	}
 	return last
+}
+
+// waitForChange waits until stage reports something else than it does
+// now, or for at most bound; it tells whether it changed.
+func waitForChange(stage func() string, bound time.Duration) bool {
+	from := stage()
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if stage() != from {
+			return true
+		}
+	}
+	return false
 }
 
 // pickVictims chooses whom a kill hits: the bootstrap manager or the
@@ -234,7 +263,7 @@ func killRound(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, procs
 
 	last := killDuring(t, s, rng, st, procs, killPhase{
 		name: "create", kills: createKills, window: createKillBase, count: &st.createKills,
-		done: r.allReady, steps: r.createSteps,
+		done: r.allReady, steps: r.createSteps, stage: r.createStage,
 	})
 	Eventually(func(g Gomega) {
 		g.Expect(r.allReady()).To(BeTrue(), "not Available: %s", strings.Join(r.createSteps(), "; "))
@@ -248,6 +277,7 @@ func killRound(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, procs
 	last = killDuring(t, s, rng, st, procs, killPhase{
 		name: "delete", kills: deleteKills, window: deleteKillBase, count: &st.delKills,
 		done: func() bool { return len(r.left()) == 0 }, steps: r.deleteSteps,
+		stage: func() string { return strings.Join(r.deleteSteps(), "; ") },
 	})
 	Eventually(func(g Gomega) {
 		g.Expect(r.left()).To(BeEmpty(), "not gone: %s", strings.Join(r.deleteSteps(), "; "))
@@ -464,11 +494,18 @@ func (r *round) imageSets() []hivev1.ClusterImageSet {
 	return out
 }
 
-// allReady: the control plane Available and Ready, every Machine Ready
-// with its Node, every config Ready, every approved Agent installed.
+// allReady: the control plane Available and Ready, the installation in
+// adding-hosts, every Machine Ready with its Node, every config Ready,
+// every approved Agent installed.
 func (r *round) allReady() bool {
 	o := r.oacp()
 	if o == nil || !capiconditions.IsTrue(o, controlplanev1.AvailableCondition) || !capiconditions.IsTrue(o, controlplanev1.ReadyCondition) {
+		return false
+	}
+	// The installation is over only when assisted-service has made the
+	// installed cluster a day-2 one (adding-hosts); the control plane is
+	// Available a step before that.
+	if aci := r.aci(); aci == nil || aci.Status.DebugInfo.State != hiveextv1beta1.StateAddingHosts {
 		return false
 	}
 	ms := r.machines()
@@ -541,6 +578,26 @@ func (r *round) createSteps() []string {
 	return out
 }
 
+// createStage is the installation's state, or the Machines and Nodes
+// once it is installed.
+func (r *round) createStage() string {
+	aci := r.aci()
+	if aci == nil {
+		return "the installation (none yet)"
+	}
+	stage := "the installation (" + orNone(aci.Status.DebugInfo.State) + ")"
+	if aci.Status.DebugInfo.State == hiveextv1beta1.StateAddingHosts {
+		nodes := 0
+		for _, m := range r.machines() {
+			if m.Status.NodeRef.Name != "" {
+				nodes++
+			}
+		}
+		stage += fmt.Sprintf(" or the Nodes (%d)", nodes)
+	}
+	return stage
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "no state"
@@ -550,9 +607,9 @@ func orNone(s string) string {
 
 var digits = regexp.MustCompile(`[0-9]+`)
 
-// deleteSteps are what is left, kind by kind, and the control plane's
+// deleteSteps are what is left, kind by kind, the control plane's
 // Available message (it says what its deletion waits for), numbers
-// replaced by N.
+// replaced by N, and the installation's state while it is there.
 func (r *round) deleteSteps() []string {
 	var out []string
 	if o := r.oacp(); o != nil {
@@ -562,6 +619,9 @@ func (r *round) deleteSteps() []string {
 			msg = digits.ReplaceAllString(c.Message, "N")
 		}
 		out = append(out, "control plane: "+msg)
+	}
+	if aci := r.aci(); aci != nil {
+		out = append(out, "installation: "+orNone(aci.Status.DebugInfo.State))
 	}
 	kinds := map[string]bool{}
 	for _, l := range r.left() {
@@ -723,8 +783,8 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 	}
 	row := chaos.Row{
 		Scenario: "kill storm (bootstrap and control plane)",
-		Faults: fmt.Sprintf("%d SIGKILLs of the bootstrap-manager (%d) and controlplane-manager (%d) processes, %d times both at once (%d during create, %d during delete; target %d)",
-			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.together, st.createKills, st.delKills, target),
+		Faults: fmt.Sprintf("%d SIGKILLs of the bootstrap-manager (%d) and controlplane-manager (%d) processes, %d times both at once (%d during create, %d during delete, %d right after a change of step; target %d)",
+			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.together, st.createKills, st.delKills, st.onChange, target),
 		Objects: fmt.Sprintf("%d rounds, each: 1 cluster through the assisted-service simulator, 3 control-plane Machines + a MachineDeployment of 2 workers", st.rounds),
 		Converge: fmt.Sprintf("after the last kill: all Available in %s, all gone in %s",
 			chaos.Spread(st.createConverge), chaos.Spread(st.delGone)),

@@ -136,11 +136,13 @@ type Simulator struct {
 }
 
 // StartSimulator starts them; the simulator's HTTPS server listens on
-// 127.0.0.1:port. The providers' CRDs must be installed (clusterctl init):
-// the simulator watches OpenStackMachines and Metal3Machines when their
-// CRDs exist at start. Cancel ctx to stop, then Wait.
-func StartSimulator(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, port int, stepDelay time.Duration) (*Simulator, error) {
-	sim, err := assisted.New(assisted.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), StepDelay: stepDelay})
+// 127.0.0.1:port, and an installation takes a step at most every step
+// (docs/assisted-simulator.md, Pace). The providers' CRDs must be
+// installed (clusterctl init): the simulator watches OpenStackMachines and
+// Metal3Machines when their CRDs exist at start. Cancel ctx to stop, then
+// Wait.
+func StartSimulator(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, port int, step time.Duration) (*Simulator, error) {
+	sim, err := assisted.New(assisted.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), StepDelay: step, MinStepInterval: step})
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func serve(args []string) error {
 	assistedPort := fs.Int("assisted-port", 16444, "the simulator's HTTPS port on 127.0.0.1 (the node must forward it)")
 	workloadPort := fs.Int("workload-port", 16443, "the workload API server's port on 127.0.0.1 (the node must forward it)")
 	stateDir := fs.String("state-dir", ".quickstart", "where the workload API server keeps its etcd data")
-	stepDelay := fs.Duration("step-delay", 2*time.Second, "how long a simulated installation that moves waits for its next step when nothing else wakes it (its own writes do, so it does not pace the installation: docs/assisted-simulator.md, Pace)")
+	stepDelay := fs.Duration("step-delay", 2*time.Second, "the least time between two steps of a simulated installation (docs/assisted-simulator.md, Pace)")
 	_ = fs.Parse(args)
 
 	ctrl.SetLogger(zap.New())
