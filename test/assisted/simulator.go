@@ -60,8 +60,11 @@ type Simulator struct {
 	listener net.Listener
 	server   *http.Server
 	caPEM    []byte
+	cert     tls.Certificate
 	baseURL  string
 	secret   []byte // signs api_keys
+	// set tells that a manager has the server: one more is a restart.
+	set bool
 
 	mu sync.Mutex
 	// infraEnvs maps an InfraEnv's ID to its key, filled by the InfraEnv
@@ -131,8 +134,9 @@ func New(opts Options) (*Simulator, error) {
 	}
 	s := &Simulator{
 		opts:           opts,
-		listener:       tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}),
+		listener:       tls.NewListener(l, serverTLS(cert)),
 		caPEM:          caPEM,
+		cert:           cert,
 		baseURL:        "https://" + net.JoinHostPort(urlHost, port),
 		secret:         secret,
 		infraEnvs:      map[string]types.NamespacedName{},
@@ -154,6 +158,10 @@ func New(opts Options) (*Simulator, error) {
 	return s, nil
 }
 
+func serverTLS(cert tls.Certificate) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
 // URL is the base URL of the simulated REST API (https://127.0.0.1:port).
 func (s *Simulator) URL() string { return s.baseURL }
 
@@ -163,13 +171,16 @@ func (s *Simulator) CABundle() []byte { return append([]byte(nil), s.caPEM...) }
 
 // serve runs the HTTPS server until ctx ends.
 func (s *Simulator) serve(ctx context.Context) error {
+	s.mu.Lock()
+	server, listener := s.server, s.listener
+	s.mu.Unlock()
 	errc := make(chan error, 1)
-	go func() { errc <- s.server.Serve(s.listener) }()
+	go func() { errc <- server.Serve(listener) }()
 	select {
 	case <-ctx.Done():
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = s.server.Shutdown(shutdown)
+		_ = server.Shutdown(shutdown)
 		return nil
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
@@ -186,7 +197,16 @@ func (s *Simulator) Close() error { return s.server.Close() }
 // mgr. The InfraEnv, Agent, AgentClusterInstall and ClusterDeployment CRDs
 // must exist; Metal3Machine, BareMetalHost, OpenStackMachine and
 // OpenStackServer are used when their CRDs exist.
+//
+// Once that manager has stopped, SetupWithManager may be called again with
+// a new one: a restart of assisted-service, which keeps what it keeps in its
+// database (the key that signs the image URLs, the serving certificate),
+// listens again on the same address and reads everything else back from
+// the API server. The knobs (HoldAt, Fail...) stay set.
 func (s *Simulator) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := s.takeServer(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	s.mgr, s.client = mgr, mgr.GetClient()
 	s.mu.Unlock()
@@ -206,6 +226,24 @@ func (s *Simulator) SetupWithManager(ctx context.Context, mgr ctrl.Manager) erro
 		return err
 	}
 	return s.setupInstalls(mgr)
+}
+
+// takeServer readies the HTTPS server for a manager: the one New made, or,
+// after a manager stopped it (shutting its listener), a new one on the same
+// address with the same certificate.
+func (s *Simulator) takeServer() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.set {
+		l, err := net.Listen("tcp", s.listener.Addr().String())
+		if err != nil {
+			return fmt.Errorf("assisted simulator restart: %w", err)
+		}
+		s.listener = tls.NewListener(l, serverTLS(s.cert))
+		s.server = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	}
+	s.set = true
+	return nil
 }
 
 func (s *Simulator) controllerOptions() controller.Options {

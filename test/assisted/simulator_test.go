@@ -75,6 +75,51 @@ func TestServer(t *testing.T) {
 	}
 }
 
+// TestServerRestart: once a manager stopped the server, the next one serves
+// on the same address, with the same CA and the same api_keys, as a
+// restarted assisted-service does.
+func TestServerRestart(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.infraEnvs["id-1"] = types.NamespacedName{Namespace: "ns", Name: "ie"}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CABundle())
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, DisableKeepAlives: true}}
+	url := s.URL() + restPrefix + "/infra-envs/id-1/downloads/files?file_name=discovery.ign&api_key=" + s.apiKey("id-1")
+	get := func() (int, error) {
+		resp, err := c.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, _ = io.ReadAll(resp.Body)
+		return resp.StatusCode, nil
+	}
+	for i := range 3 {
+		if err := s.takeServer(); err != nil {
+			t.Fatalf("manager %d: %v", i, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.serve(ctx) }()
+		if code, err := get(); err != nil || code != http.StatusOK {
+			t.Errorf("manager %d: %d %v, want 200", i, code, err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager %d stopped with %v", i, err)
+		}
+		if code, err := get(); err == nil {
+			t.Errorf("manager %d stopped, and the server still answers %d", i, code)
+		}
+	}
+	if n := s.IgnitionFetches(); n != 3 {
+		t.Errorf("%d fetches counted, want 3", n)
+	}
+}
+
 // TestMinStepInterval: an installation that took a step waits
 // MinStepInterval before the next; without the option, and for another
 // installation, nothing waits.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,10 +103,13 @@ type killStats struct {
 	together int
 	// onChange counts the kills that waited for a change of stage
 	// (killPhase.stage) and saw it.
-	onChange                int
-	steps                   chaos.Steps
-	createConverge, delGone []time.Duration
-	duplicates, leftovers   int
+	onChange int
+	// standInRestarts counts the restarts of the stand-ins (pickVictims),
+	// createRestarts and delRestarts those of each phase.
+	standInRestarts, createRestarts, delRestarts int
+	steps                                        chaos.Steps
+	createConverge, delGone                      []time.Duration
+	duplicates, leftovers                        int
 }
 
 // chaosEnv opts in to the chaos scenarios; `make chaos` sets it.
@@ -116,7 +120,8 @@ const chaosEnv = "OCP_CAPI_CHAOS"
 // assisted-service simulator, and SIGKILLs the bootstrap-manager and
 // controlplane-manager processes, one, the other or both at random, at
 // random moments during both, starting the killed ones again after each
-// kill.
+// kill; one kill in six restarts the stand-ins (the simulator and the fake
+// CAPI core) instead.
 // Afterwards, through the API server: no duplicate (a second Machine,
 // config, Metal3Machine, InfraEnv, ClusterDeployment,
 // AgentClusterInstall, ClusterImageSet or kubeconfig Secret for one
@@ -158,8 +163,8 @@ func TestKillStormBootstrapControlPlane(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("kill storm: %d kills (%d in create, %d in delete; %v) over %d rounds in %s; steps hit: %s",
-		st.kills, st.createKills, st.delKills, st.byManager, st.rounds, time.Since(start).Round(time.Second), st.steps)
+	t.Logf("kill storm: %d kills (%d in create, %d in delete; %v) and %d restarts of the stand-ins over %d rounds in %s; steps hit: %s",
+		st.kills, st.createKills, st.delKills, st.byManager, st.standInRestarts, st.rounds, time.Since(start).Round(time.Second), st.steps)
 	Expect(st.kills).To(BeNumerically(">=", target), "the storm ran out of rounds or time before %d kills", target)
 }
 
@@ -171,6 +176,8 @@ type killPhase struct {
 	kills  int
 	window time.Duration
 	count  *int
+	// restarts counts the phase's restarts of the stand-ins.
+	restarts *int
 	// done tells that the phase is over; steps what the objects are
 	// doing (logged with each kill).
 	done  func() bool
@@ -203,6 +210,17 @@ func killDuring(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, proc
 		victims := pickVictims(rng)
 		if p.done() {
 			break
+		}
+		if slices.Contains(victims, standIns) {
+			// Not a SIGKILL, and not counted as one: the stand-ins run in
+			// this process.
+			s.restartStandIns(t)
+			st.standInRestarts++
+			*p.restarts++
+			steps := p.steps()
+			st.steps.Add(steps...)
+			t.Logf("round %d %s restart of the stand-ins (%s): %s", st.rounds, p.name, how, strings.Join(steps, "; "))
+			continue
 		}
 		for _, name := range victims {
 			procs[name].kill(t)
@@ -239,17 +257,24 @@ func waitForChange(stage func() string, bound time.Duration) bool {
 	return false
 }
 
+// standIns names the victim that is the stand-ins' manager (the
+// assisted-service simulator and the fake CAPI core), restarted, not
+// SIGKILLed.
+const standIns = "stand-ins"
+
 // pickVictims chooses whom a kill hits: the bootstrap manager or the
-// control-plane manager (2 in 5 each), or both at once (1 in 5), as when
-// the node that runs both pods dies.
+// control-plane manager (2 in 6 each), both at once (1 in 6, as when the
+// node that runs both pods dies), or the stand-ins, restarted (1 in 6).
 func pickVictims(rng *rand.Rand) []string {
-	switch n := rng.Intn(5); {
+	switch n := rng.Intn(6); {
 	case n < 2:
 		return []string{"bootstrap-manager"}
 	case n < 4:
 		return []string{"controlplane-manager"}
-	default:
+	case n < 5:
 		return []string{"bootstrap-manager", "controlplane-manager"}
+	default:
+		return []string{standIns}
 	}
 }
 
@@ -262,7 +287,7 @@ func killRound(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, procs
 	r.create(t)
 
 	last := killDuring(t, s, rng, st, procs, killPhase{
-		name: "create", kills: createKills, window: createKillBase, count: &st.createKills,
+		name: "create", kills: createKills, window: createKillBase, count: &st.createKills, restarts: &st.createRestarts,
 		done: r.allReady, steps: r.createSteps, stage: r.createStage,
 	})
 	Eventually(func(g Gomega) {
@@ -275,7 +300,7 @@ func killRound(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, procs
 
 	r.delete(t)
 	last = killDuring(t, s, rng, st, procs, killPhase{
-		name: "delete", kills: deleteKills, window: deleteKillBase, count: &st.delKills,
+		name: "delete", kills: deleteKills, window: deleteKillBase, count: &st.delKills, restarts: &st.delRestarts,
 		done: func() bool { return len(r.left()) == 0 }, steps: r.deleteSteps,
 		stage: func() string { return strings.Join(r.deleteSteps(), "; ") },
 	})
@@ -783,8 +808,9 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 	}
 	row := chaos.Row{
 		Scenario: "kill storm (bootstrap and control plane)",
-		Faults: fmt.Sprintf("%d SIGKILLs of the bootstrap-manager (%d) and controlplane-manager (%d) processes, %d times both at once (%d during create, %d during delete, %d right after a change of step; target %d)",
-			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.together, st.createKills, st.delKills, st.onChange, target),
+		Faults: fmt.Sprintf("%d SIGKILLs of the bootstrap-manager (%d) and controlplane-manager (%d) processes, %d times both at once (%d during create, %d during delete, %d right after a change of step; target %d); %d restarts of the stand-ins (assisted-service simulator and CAPI core; %d during create, %d during delete)",
+			st.kills, st.byManager["bootstrap-manager"], st.byManager["controlplane-manager"], st.together, st.createKills, st.delKills, st.onChange, target,
+			st.standInRestarts, st.createRestarts, st.delRestarts),
 		Objects: fmt.Sprintf("%d rounds, each: 1 cluster through the assisted-service simulator, 3 control-plane Machines + a MachineDeployment of 2 workers", st.rounds),
 		Converge: fmt.Sprintf("after the last kill: all Available in %s, all gone in %s",
 			chaos.Spread(st.createConverge), chaos.Spread(st.delGone)),
@@ -807,7 +833,23 @@ func recordKillStorm(t *testing.T, st *killStats, target int, seed int64, took t
 // the simulator's CA that the bootstrap manager trusts.
 type stormStage struct {
 	sim      *simulator.Simulator
+	capi     *fakecapi.FakeCAPI
 	caBundle string
+	ctx      context.Context
+	// stop stops the stand-ins' manager that runs now.
+	stop func() error
+}
+
+// restartStandIns stops the stand-ins' manager and starts a new one, as a
+// restart of assisted-service and of CAPI core: what they know is in the
+// API server (and, for assisted-service, its signing key and certificate,
+// which the simulator keeps as its database would).
+func (s *stormStage) restartStandIns(t *testing.T) {
+	t.Helper()
+	Expect(s.stop()).To(Succeed(), "stopping the stand-ins")
+	stop, err := env.RunStandIns(s.ctx, s.sim.SetupWithManager, s.capi.SetupWithManager)
+	Expect(err).NotTo(HaveOccurred(), "starting the stand-ins again")
+	s.stop = stop
 }
 
 // stormManagers are the managers under test, with the number of
@@ -831,12 +873,12 @@ func newStormStage(t *testing.T) *stormStage {
 	capi := fakecapi.New(fakecapi.Options{MachineDeletion: true, Nodes: true})
 	stop, err := env.RunStandIns(ctx, sim.SetupWithManager, capi.SetupWithManager)
 	Expect(err).NotTo(HaveOccurred())
+	s := &stormStage{sim: sim, capi: capi, caBundle: filepath.Join(t.TempDir(), "assisted-ca.pem"), ctx: ctx, stop: stop}
 	t.Cleanup(func() {
-		if err := stop(); err != nil {
+		if err := s.stop(); err != nil {
 			t.Errorf("stand-ins: %v", err)
 		}
 	})
-	s := &stormStage{sim: sim, caBundle: filepath.Join(t.TempDir(), "assisted-ca.pem")}
 	Expect(os.WriteFile(s.caBundle, sim.CABundle(), 0o600)).To(Succeed())
 	return s
 }
