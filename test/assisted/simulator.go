@@ -63,8 +63,8 @@ type Simulator struct {
 	cert     tls.Certificate
 	baseURL  string
 	secret   []byte // signs api_keys
-	// set tells that a manager has the server: one more is a restart.
-	set bool
+	// taken tells that a manager has had the server: the next is a restart.
+	taken bool
 
 	mu sync.Mutex
 	// infraEnvs maps an InfraEnv's ID to its key, filled by the InfraEnv
@@ -234,7 +234,7 @@ func (s *Simulator) SetupWithManager(ctx context.Context, mgr ctrl.Manager) erro
 func (s *Simulator) takeServer() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.set {
+	if s.taken {
 		l, err := net.Listen("tcp", s.listener.Addr().String())
 		if err != nil {
 			return fmt.Errorf("assisted simulator restart: %w", err)
@@ -242,7 +242,7 @@ func (s *Simulator) takeServer() error {
 		s.listener = tls.NewListener(l, serverTLS(s.cert))
 		s.server = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	}
-	s.set = true
+	s.taken = true
 	return nil
 }
 

@@ -197,11 +197,12 @@ func killDuring(t *testing.T, s *stormStage, rng *rand.Rand, st *killStats, proc
 	t.Helper()
 	var last time.Time
 	for i := 0; i < p.kills && !p.done(); i++ {
-		wait := time.Duration(rng.Int63n(int64(p.window + time.Duration(i)*killWiden)))
+		bound := p.window + time.Duration(i)*killWiden
+		wait := time.Duration(rng.Int63n(int64(bound))) // drawn either way, so that a seed replays the same kills
 		how := "at a random moment"
 		if p.stage != nil && rng.Intn(2) == 0 {
 			how = "on a change of " + p.stage()
-			if waitForChange(p.stage, p.window+time.Duration(i)*killWiden) {
+			if waitForChange(p.stage, bound) {
 				st.onChange++
 			}
 		} else {
